@@ -1,0 +1,432 @@
+//! Every function of the C API (ARCHITECTURE §1). Argument checks follow CONVENTIONS §4:
+//! handle -> out-pointers/descriptors -> enums -> sizes -> quick return on empty -> arrays.
+//! Out-parameters are written only on success. Parameter names follow the header (`A`).
+#![allow(non_snake_case)]
+
+use super::guard::{guard, last_error_ptr};
+use super::ptr;
+use super::types::*;
+use crate::csr::{CsrParts, Indices};
+use crate::error::{Error, Result};
+use crate::handle::Handle;
+use crate::matrix::{AnyMatrix, Matrix};
+use crate::scalar::Scalar;
+use crate::types::{
+    Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,
+};
+use std::ffi::{c_char, c_void, CStr};
+
+/// Creates a handle on CUDA device 0. With the environment variable `TESSERA_BACKEND=host` it
+/// creates a host-backend handle instead. Without a usable GPU it returns
+/// `TESSERA_STATUS_NO_DEVICE` and `tessera_last_error()` says what is missing.
+///
+/// # Safety
+/// `handle` must be NULL or point to writable memory for one `tessera_handle`.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_create(handle: *mut tessera_handle) -> tessera_status {
+    guard("tessera_create", || {
+        ptr::out(handle, "handle")?;
+        let h = Handle::new()?;
+        // SAFETY: checked by ptr::out; writable by the caller's contract.
+        unsafe { ptr::write(handle, ptr::new_handle(h)) };
+        Ok(())
+    })
+}
+
+/// Creates a handle on an explicit backend (`TESSERA_BACKEND_CUDA` or `TESSERA_BACKEND_HOST`)
+/// and device. The host backend has one device, 0.
+///
+/// # Safety
+/// `handle` must be NULL or point to writable memory for one `tessera_handle`.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_create_with(
+    handle: *mut tessera_handle,
+    backend: tessera_backend,
+    device_ordinal: i32,
+) -> tessera_status {
+    guard("tessera_create_with", || {
+        ptr::out(handle, "handle")?;
+        let kind = BackendKind::try_from(backend)?;
+        let h = Handle::with_backend(kind, device_ordinal)?;
+        // SAFETY: checked by ptr::out; writable by the caller's contract.
+        unsafe { ptr::write(handle, ptr::new_handle(h)) };
+        Ok(())
+    })
+}
+
+/// Destroys a handle. NULL is a no-op. Matrices created with it stay valid and may be used with
+/// another handle of the same backend and device.
+///
+/// # Safety
+/// `handle` must be NULL or a handle not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_destroy(handle: tessera_handle) -> tessera_status {
+    guard("tessera_destroy", || ptr::destroy_handle(handle))
+}
+
+/// Sets the stream all work of `handle` is ordered on (`cudaStream_t` / `CUstream`; NULL is the
+/// default stream). The host backend runs synchronously and only records it.
+///
+/// # Safety
+/// `handle` must be NULL or a live handle not used by another thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_set_stream(
+    handle: tessera_handle,
+    cuda_stream: *mut c_void,
+) -> tessera_status {
+    guard("tessera_set_stream", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        h.set_stream(cuda_stream as usize);
+        Ok(())
+    })
+}
+
+fn index_slice<'a>(
+    p: *const c_void,
+    len: usize,
+    it: IndexType,
+    name: &str,
+) -> Result<Indices<'a>> {
+    // SAFETY (both arms): the caller promises `len` readable indices of type `it` at `p`;
+    // ptr::slice checks NULL, alignment and size.
+    Ok(match it {
+        IndexType::I32 => Indices::I32(unsafe { ptr::slice(p.cast::<i32>(), len, name) }?),
+        IndexType::I64 => Indices::I64(unsafe { ptr::slice(p.cast::<i64>(), len, name) }?),
+    })
+}
+
+fn size(name: &str, v: i64) -> Result<usize> {
+    if v < 0 {
+        return Err(Error::InvalidSize(format!("{name} = {v} is negative")));
+    }
+    if v > crate::csr::MAX_DIM {
+        return Err(Error::NotSupported(format!(
+            "{name} = {v} exceeds 2^31-1 = {}, the largest tessera supports (indices are stored as 32-bit integers)",
+            crate::csr::MAX_DIM
+        )));
+    }
+    Ok(v as usize)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn create_typed<T: Scalar>(
+    h: &Handle,
+    rows: i64,
+    cols: i64,
+    nnz: i64,
+    row_ptr: Indices<'_>,
+    col_ind: Indices<'_>,
+    values: *const c_void,
+    base: IndexBase,
+) -> Result<Matrix<T>> {
+    // SAFETY: the caller promises `nnz` readable values of A's type at `values`.
+    let values = unsafe { ptr::slice(values.cast::<T>(), nnz as usize, "values") }?;
+    Matrix::new(
+        h,
+        CsrParts {
+            rows,
+            cols,
+            nnz,
+            row_ptr,
+            col_ind,
+            values,
+            base,
+        },
+    )
+}
+
+/// Creates a matrix from CSR arrays: `row_ptr` (rows+1 entries), `col_ind` and `values` (nnz
+/// entries each), indices of type `it` (`int32_t`/`int64_t`) and base `base` (0 or 1, Fortran),
+/// values of type `vt`. Columns may be unsorted within a row; duplicate entries add. tessera
+/// validates the arrays (a malformed one is `TESSERA_STATUS_INVALID_MATRIX`, and
+/// `tessera_last_error()` names the entry) and keeps its own copy: the caller's arrays may be
+/// freed after the call. `col_ind` and `values` may be NULL when nnz = 0. On the host backend
+/// the arrays are host memory.
+///
+/// # Safety
+/// Each non-NULL array must be readable for its length; `A` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_create_csr(
+    handle: tessera_handle,
+    A: *mut tessera_matrix,
+    rows: i64,
+    cols: i64,
+    nnz: i64,
+    row_ptr: *const c_void,
+    col_ind: *const c_void,
+    values: *const c_void,
+    it: tessera_index_type,
+    base: tessera_index_base,
+    vt: tessera_value_type,
+) -> tessera_status {
+    guard("tessera_create_csr", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        ptr::out(A, "A")?;
+        let it = IndexType::try_from(it)?;
+        let base = IndexBase::try_from(base)?;
+        let vt = ValueType::try_from(vt)?;
+        let (nrows, _, nz) = (size("rows", rows)?, size("cols", cols)?, size("nnz", nnz)?);
+        let row_ptr = index_slice(row_ptr, nrows + 1, it, "row_ptr")?;
+        let col_ind = index_slice(col_ind, nz, it, "col_ind")?;
+        let m = match vt {
+            ValueType::F32 => AnyMatrix::F32(create_typed(
+                h, rows, cols, nnz, row_ptr, col_ind, values, base,
+            )?),
+            ValueType::F64 => AnyMatrix::F64(create_typed(
+                h, rows, cols, nnz, row_ptr, col_ind, values, base,
+            )?),
+        };
+        // SAFETY: checked by ptr::out; writable by the caller's contract.
+        unsafe { ptr::write(A, ptr::new_matrix(m)) };
+        Ok(())
+    })
+}
+
+/// Chooses the method (`TESSERA_ALGORITHM_AUTO`) or takes the one requested, picks its
+/// parameters (`tune`: fixed rule, or timing candidates on the GPU) and builds its format on the
+/// device. Must be called once before `tessera_spmv`; calling it again replaces the analysis.
+/// A method this build does not implement is `TESSERA_STATUS_NOT_SUPPORTED`.
+///
+/// # Safety
+/// `handle` and `A` must be NULL or live objects not used by another thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_analyze(
+    handle: tessera_handle,
+    A: tessera_matrix,
+    alg: tessera_algorithm,
+    tune: tessera_tuning,
+) -> tessera_status {
+    guard("tessera_analyze", || {
+        // SAFETY: one thread per handle; A not used concurrently (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        // SAFETY: as above.
+        let m = unsafe { ptr::matrix_mut(A) }?;
+        let alg = Algorithm::try_from(alg)?;
+        let tune = Tuning::try_from(tune)?;
+        m.analyze(h, alg, tune)
+    })
+}
+
+/// Reads a scalar, runs one typed product; x and y ranges must not overlap.
+///
+/// # Safety
+/// As `tessera_spmv`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn spmv_typed<T: Scalar>(
+    h: &Handle,
+    m: &Matrix<T>,
+    op: Operation,
+    alpha: *const c_void,
+    x: *const c_void,
+    beta: *const c_void,
+    y: *mut c_void,
+) -> Result<()> {
+    // SAFETY: alpha/beta point to host scalars of A's value type (documented contract).
+    let alpha = unsafe { ptr::scalar(alpha.cast::<T>(), "alpha") }?;
+    // SAFETY: as above.
+    let beta = unsafe { ptr::scalar(beta.cast::<T>(), "beta") }?;
+    if !m.is_analyzed() {
+        // Reported before the empty-matrix quick return: spmv never analyzes implicitly.
+        return m.spmv(h, op, alpha, &[], beta, &mut []);
+    }
+    let (xl, yl) = m.vector_lengths(op);
+    if yl == 0 {
+        return Ok(());
+    }
+    let sz = std::mem::size_of::<T>();
+    let (xa, ya) = (x as usize, y as usize);
+    if xl > 0 && !x.is_null() && !y.is_null() && xa < ya + yl * sz && ya < xa + xl * sz {
+        return Err(Error::InvalidValue(
+            "x and y overlap; tessera_spmv needs separate input and output vectors".into(),
+        ));
+    }
+    // SAFETY: x holds xl readable values, y yl writable ones (contract); ptr::slice* check
+    // NULL/alignment/size, and the ranges were just checked to be disjoint.
+    let xs = unsafe { ptr::slice(x.cast::<T>(), xl, "x") }?;
+    // SAFETY: as above.
+    let ys = unsafe { ptr::slice_mut(y.cast::<T>(), yl, "y") }?;
+    m.spmv(h, op, alpha, xs, beta, ys)
+}
+
+/// y = alpha*op(A)*x + beta*y. `alpha` and `beta` are host scalars of A's value type; x and y are
+/// device pointers (host pointers on the host backend) of length cols and rows (rows and cols
+/// for `TESSERA_OPERATION_TRANSPOSE`). Asynchronous on the handle's stream; allocates nothing.
+/// `beta == 0` never reads y (NaN in y does not leak); `alpha == 0` never reads A or x. Before
+/// `tessera_analyze` it returns `TESSERA_STATUS_NOT_ANALYZED`.
+///
+/// # Safety
+/// Pointers must be valid for their lengths; x and y must not overlap.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_spmv(
+    handle: tessera_handle,
+    op: tessera_operation,
+    alpha: *const c_void,
+    A: tessera_matrix,
+    x: *const c_void,
+    beta: *const c_void,
+    y: *mut c_void,
+) -> tessera_status {
+    guard("tessera_spmv", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        // SAFETY: A is not modified concurrently (documented contract).
+        let m = unsafe { ptr::matrix(A) }?;
+        let op = Operation::try_from(op)?;
+        // SAFETY: forwarded contract.
+        match m {
+            AnyMatrix::F32(m) => unsafe { spmv_typed(h, m, op, alpha, x, beta, y) },
+            AnyMatrix::F64(m) => unsafe { spmv_typed(h, m, op, alpha, x, beta, y) },
+        }
+    })
+}
+
+/// Replaces the values of A (same sparsity pattern), given in the same order as the `values`
+/// array passed to `tessera_create_csr`; no re-analysis. The array may be freed after the call.
+///
+/// # Safety
+/// `values` must hold nnz readable values of A's type; A not used by another thread meanwhile.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_update_values(
+    handle: tessera_handle,
+    A: tessera_matrix,
+    values: *const c_void,
+) -> tessera_status {
+    guard("tessera_update_values", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        // SAFETY: A not used concurrently (documented contract).
+        let m = unsafe { ptr::matrix_mut(A) }?;
+        // SAFETY (both arms): `values` holds nnz values of A's type (contract).
+        match m {
+            AnyMatrix::F32(m) => {
+                let v = unsafe { ptr::slice(values.cast::<f32>(), m.csr().nnz(), "values") }?;
+                m.update_values(h, v)
+            }
+            AnyMatrix::F64(m) => {
+                let v = unsafe { ptr::slice(values.cast::<f64>(), m.csr().nnz(), "values") }?;
+                m.update_values(h, v)
+            }
+        }
+    })
+}
+
+/// Fills `info` with the chosen algorithm, its parameters as text, the bytes kept for the
+/// matrix and the last analysis time.
+///
+/// # Safety
+/// `info` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_matrix_get_info(
+    A: tessera_matrix,
+    info: *mut tessera_matrix_info,
+) -> tessera_status {
+    guard("tessera_matrix_get_info", || {
+        // SAFETY: A not modified concurrently (documented contract).
+        let m = unsafe { ptr::matrix(A) }?;
+        ptr::out(info, "info")?;
+        let i = m.info();
+        let mut params = [0 as c_char; 256];
+        // Truncate on a UTF-8 boundary, leaving room for the NUL.
+        let mut n = i.params.len().min(255);
+        while !i.params.is_char_boundary(n) {
+            n -= 1;
+        }
+        for (d, s) in params.iter_mut().zip(&i.params.as_bytes()[..n]) {
+            *d = *s as c_char;
+        }
+        let c = tessera_matrix_info {
+            algorithm: i.algorithm as tessera_algorithm,
+            rows: i.rows as i64,
+            cols: i.cols as i64,
+            nnz: i.nnz as i64,
+            device_bytes: i.device_bytes,
+            analysis_ms: i.analysis_ms,
+            deterministic: i.deterministic as i32,
+            params,
+        };
+        // SAFETY: checked by ptr::out; writable by the caller's contract.
+        unsafe { ptr::write(info, c) };
+        Ok(())
+    })
+}
+
+/// Destroys a matrix and frees everything it holds. NULL is a no-op.
+///
+/// # Safety
+/// `A` must be NULL or a matrix not in use by another thread.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_destroy_matrix(A: tessera_matrix) -> tessera_status {
+    guard("tessera_destroy_matrix", || ptr::destroy_matrix(A))
+}
+
+fn status_cstr(s: tessera_status) -> (&'static CStr, &'static CStr) {
+    match Status::try_from(s) {
+        Ok(s) => (s.c_name_cstr(), s.sentence_cstr()),
+        Err(_) => (c"TESSERA_STATUS_UNKNOWN", c"Unknown status code."),
+    }
+}
+
+/// The constant's name of a status, e.g. `"TESSERA_STATUS_INVALID_VALUE"`; never NULL
+/// (`"TESSERA_STATUS_UNKNOWN"` for codes tessera does not define). Static storage.
+#[no_mangle]
+pub extern "C" fn tessera_status_name(s: tessera_status) -> *const c_char {
+    status_cstr(s).0.as_ptr()
+}
+
+/// One sentence describing a status; never NULL. Static storage.
+#[no_mangle]
+pub extern "C" fn tessera_status_string(s: tessera_status) -> *const c_char {
+    status_cstr(s).1.as_ptr()
+}
+
+/// The detail of the last failed call on the calling thread: a sentence naming the function,
+/// the argument, and the offending index and value. Empty if no call has failed on this
+/// thread. Never NULL; valid until the next failing call on the same thread.
+#[no_mangle]
+pub extern "C" fn tessera_last_error() -> *const c_char {
+    last_error_ptr()
+}
+
+/// The library's version (also `TESSERA_VERSION_MAJOR/MINOR/PATCH` in the header, which give the
+/// version compiled against).
+///
+/// # Safety
+/// Each pointer must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_get_version(
+    major: *mut i32,
+    minor: *mut i32,
+    patch: *mut i32,
+) -> tessera_status {
+    guard("tessera_get_version", || {
+        ptr::out(major, "major")?;
+        ptr::out(minor, "minor")?;
+        ptr::out(patch, "patch")?;
+        let v = |s: &str| s.parse::<i32>().unwrap_or(0);
+        // SAFETY: all three checked by ptr::out; writable by the caller's contract.
+        unsafe {
+            ptr::write(major, v(env!("CARGO_PKG_VERSION_MAJOR")));
+            ptr::write(minor, v(env!("CARGO_PKG_VERSION_MINOR")));
+            ptr::write(patch, v(env!("CARGO_PKG_VERSION_PATCH")));
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_match_the_rust_enum_and_unknown_codes_get_text() {
+        for &s in Status::ALL {
+            let (n, t) = status_cstr(s as i32);
+            assert_eq!(n.to_str().unwrap(), s.c_name());
+            assert!(t.to_str().unwrap().ends_with('.'));
+        }
+        assert_eq!(status_cstr(5).0, c"TESSERA_STATUS_UNKNOWN");
+        assert_eq!(status_cstr(-1).1, c"Unknown status code.");
+    }
+}

@@ -1,0 +1,543 @@
+//! Owned, validated CSR: `i32` indices, base 0, columns sorted within each row (duplicates kept,
+//! so they add in every product), built from any input the C API accepts. Also the row
+//! statistics the selector and the fixed rules read, and the plain f64 product every test
+//! compares against.
+#![forbid(unsafe_code)]
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use crate::types::{IndexBase, Operation};
+
+/// Largest row count, column count or non-zero count tessera stores (indices are `i32`).
+pub const MAX_DIM: i64 = i32::MAX as i64;
+
+/// The caller's index array, in either accepted integer type.
+#[derive(Debug, Clone, Copy)]
+pub enum Indices<'a> {
+    /// `int32_t` indices.
+    I32(&'a [i32]),
+    /// `int64_t` indices.
+    I64(&'a [i64]),
+}
+
+impl Indices<'_> {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        match self {
+            Indices::I32(s) => s.len(),
+            Indices::I64(s) => s.len(),
+        }
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i`, widened.
+    #[inline]
+    pub fn get(&self, i: usize) -> i64 {
+        match self {
+            Indices::I32(s) => s[i] as i64,
+            Indices::I64(s) => s[i],
+        }
+    }
+}
+
+/// A CSR matrix as the caller describes it, before validation.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrParts<'a, T> {
+    /// Number of rows (>= 0).
+    pub rows: i64,
+    /// Number of columns (>= 0).
+    pub cols: i64,
+    /// Number of stored entries (>= 0).
+    pub nnz: i64,
+    /// `rows + 1` row offsets.
+    pub row_ptr: Indices<'a>,
+    /// `nnz` column indices.
+    pub col_ind: Indices<'a>,
+    /// `nnz` values.
+    pub values: &'a [T],
+    /// Index base of `row_ptr` and `col_ind`.
+    pub base: IndexBase,
+}
+
+/// Row statistics of a matrix: what the fixed rules and the selector look at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowStats {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Stored entries.
+    pub nnz: usize,
+    /// Mean entries per row (0 for a matrix without rows).
+    pub mean: f64,
+    /// Population standard deviation of the row lengths.
+    pub std_dev: f64,
+    /// Shortest row.
+    pub min: usize,
+    /// Longest row.
+    pub max: usize,
+    /// Rows without entries.
+    pub empty_rows: usize,
+    /// Mean over non-empty rows of (last column - first column + 1): how far apart a row's x
+    /// reads are.
+    pub col_spread: f64,
+}
+
+/// Owned CSR with `i32` indices, base 0, and columns sorted (stably) within each row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Csr<T> {
+    rows: usize,
+    cols: usize,
+    row_ptr: Vec<i32>,
+    col_ind: Vec<i32>,
+    values: Vec<T>,
+    /// For each of the caller's entries, its position in `values`; `None` when the caller's
+    /// columns were already sorted (the identity).
+    input_to_csr: Option<Vec<u32>>,
+}
+
+fn check_dim(name: &str, v: i64) -> Result<usize> {
+    if v < 0 {
+        return Err(Error::InvalidSize(format!("{name} = {v} is negative")));
+    }
+    if v > MAX_DIM {
+        return Err(Error::NotSupported(format!(
+            "{name} = {v} exceeds 2^31-1 = {MAX_DIM}, the largest tessera supports (indices are stored as 32-bit integers)"
+        )));
+    }
+    Ok(v as usize)
+}
+
+impl<T: Scalar> Csr<T> {
+    /// Validates the caller's arrays and copies them into tessera's own CSR.
+    ///
+    /// Errors: negative sizes are `InvalidSize`; sizes above 2^31-1 are `NotSupported`; arrays of
+    /// the wrong length are `InvalidSize`; a malformed `row_ptr` or an out-of-range column is
+    /// `InvalidMatrix`, naming the entry and its value.
+    pub fn from_parts(p: CsrParts<'_, T>) -> Result<Self> {
+        let rows = check_dim("rows", p.rows)?;
+        let cols = check_dim("cols", p.cols)?;
+        let nnz = check_dim("nnz", p.nnz)?;
+        if p.row_ptr.len() != rows + 1 {
+            return Err(Error::InvalidSize(format!(
+                "row_ptr has {} entries but rows + 1 = {} are needed",
+                p.row_ptr.len(),
+                rows + 1
+            )));
+        }
+        if p.col_ind.len() != nnz || p.values.len() != nnz {
+            return Err(Error::InvalidSize(format!(
+                "col_ind has {} entries and values {} but nnz = {nnz}",
+                p.col_ind.len(),
+                p.values.len()
+            )));
+        }
+        let base = p.base.offset();
+        let first = p.row_ptr.get(0);
+        if first != base {
+            return Err(Error::InvalidMatrix(format!(
+                "row_ptr[0] = {first} but it must equal the index base ({base}, {})",
+                p.base.c_name()
+            )));
+        }
+        for i in 0..rows {
+            let (a, b) = (p.row_ptr.get(i), p.row_ptr.get(i + 1));
+            if a > b {
+                return Err(Error::InvalidMatrix(format!(
+                    "row_ptr is not non-decreasing: row_ptr[{i}] = {a} > row_ptr[{}] = {b}",
+                    i + 1
+                )));
+            }
+            if b - base > nnz as i64 {
+                return Err(Error::InvalidMatrix(format!(
+                    "row_ptr[{}] = {b} points past the last entry: with nnz = {nnz} and base {base} it may be at most {}",
+                    i + 1,
+                    nnz as i64 + base
+                )));
+            }
+        }
+        let last = p.row_ptr.get(rows);
+        if last != nnz as i64 + base {
+            return Err(Error::InvalidMatrix(format!(
+                "row_ptr[rows] = row_ptr[{rows}] = {last} but it must equal nnz + base = {}",
+                nnz as i64 + base
+            )));
+        }
+        let mut row_ptr = Vec::with_capacity(rows + 1);
+        row_ptr.extend((0..=rows).map(|i| (p.row_ptr.get(i) - base) as i32));
+        let mut col_ind = Vec::with_capacity(nnz);
+        for row in 0..rows {
+            for k in row_ptr[row] as usize..row_ptr[row + 1] as usize {
+                let c = p.col_ind.get(k);
+                if c < base || c - base >= cols as i64 {
+                    return Err(Error::InvalidMatrix(format!(
+                        "col_ind[{k}] = {c} (row {}) is out of range: with cols = {cols} and base {base} columns run from {base} to {}",
+                        row as i64 + base,
+                        cols as i64 - 1 + base
+                    )));
+                }
+                col_ind.push((c - base) as i32);
+            }
+        }
+        let mut csr = Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_ind,
+            values: p.values.to_vec(),
+            input_to_csr: None,
+        };
+        csr.sort_rows();
+        Ok(csr)
+    }
+
+    /// Builds a CSR from 0-based `(row, col, value)` triplets in any order; duplicates are kept
+    /// (they add). Used by the Matrix Market reader and the generators.
+    pub fn from_triplets(rows: usize, cols: usize, entries: &[(usize, usize, T)]) -> Result<Self> {
+        check_dim("rows", rows as i64)?;
+        check_dim("cols", cols as i64)?;
+        check_dim("nnz", entries.len() as i64)?;
+        let mut counts = vec![0usize; rows + 1];
+        for (k, &(r, c, _)) in entries.iter().enumerate() {
+            if r >= rows || c >= cols {
+                return Err(Error::InvalidMatrix(format!(
+                    "entry {k} at ({r}, {c}) lies outside the {rows} x {cols} matrix"
+                )));
+            }
+            counts[r + 1] += 1;
+        }
+        for i in 0..rows {
+            counts[i + 1] += counts[i];
+        }
+        let row_ptr: Vec<i32> = counts.iter().map(|&v| v as i32).collect();
+        let mut next = counts;
+        let mut col_ind = vec![0i32; entries.len()];
+        let mut values = vec![T::ZERO; entries.len()];
+        for &(r, c, v) in entries {
+            let k = next[r];
+            next[r] += 1;
+            col_ind[k] = c as i32;
+            values[k] = v;
+        }
+        let mut csr = Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_ind,
+            values,
+            input_to_csr: None,
+        };
+        csr.sort_rows();
+        // Triplets have no "caller order" to update values in later: forget the permutation.
+        csr.input_to_csr = None;
+        Ok(csr)
+    }
+
+    /// Sorts the columns of every row (stable, so duplicates keep their order) and remembers
+    /// where each caller entry went.
+    fn sort_rows(&mut self) {
+        let unsorted = (0..self.rows).any(|r| {
+            let s = &self.col_ind[self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize];
+            s.windows(2).any(|w| w[0] > w[1])
+        });
+        if !unsorted {
+            return;
+        }
+        let mut input_to_csr = vec![0u32; self.nnz()];
+        let mut order: Vec<usize> = Vec::new();
+        let mut cols_tmp: Vec<i32> = Vec::new();
+        let mut vals_tmp: Vec<T> = Vec::new();
+        for r in 0..self.rows {
+            let (a, b) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
+            order.clear();
+            order.extend(a..b);
+            order.sort_by_key(|&k| self.col_ind[k]);
+            cols_tmp.clear();
+            vals_tmp.clear();
+            for (dst, &src) in order.iter().enumerate() {
+                input_to_csr[src] = (a + dst) as u32;
+                cols_tmp.push(self.col_ind[src]);
+                vals_tmp.push(self.values[src]);
+            }
+            self.col_ind[a..b].copy_from_slice(&cols_tmp);
+            self.values[a..b].copy_from_slice(&vals_tmp);
+        }
+        self.input_to_csr = Some(input_to_csr);
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Number of columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.col_ind.len()
+    }
+    /// Row offsets (`rows + 1`, base 0).
+    pub fn row_ptr(&self) -> &[i32] {
+        &self.row_ptr
+    }
+    /// Column indices (base 0, sorted within each row).
+    pub fn col_ind(&self) -> &[i32] {
+        &self.col_ind
+    }
+    /// Values, in CSR order.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// For each caller entry, its index in [`Csr::values`].
+    pub fn input_slot(&self, k: usize) -> usize {
+        match &self.input_to_csr {
+            Some(p) => p[k] as usize,
+            None => k,
+        }
+    }
+
+    /// Replaces the values, given in the caller's original entry order (same pattern).
+    pub fn set_values_from_input(&mut self, input: &[T]) -> Result<()> {
+        if input.len() != self.nnz() {
+            return Err(Error::InvalidSize(format!(
+                "{} new values given for a matrix with nnz = {}",
+                input.len(),
+                self.nnz()
+            )));
+        }
+        match &self.input_to_csr {
+            None => self.values.copy_from_slice(input),
+            Some(p) => {
+                for (k, &v) in input.iter().enumerate() {
+                    self.values[p[k] as usize] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes this CSR occupies (row_ptr, col_ind, values).
+    pub fn bytes(&self) -> usize {
+        (self.row_ptr.len() + self.col_ind.len()) * 4 + self.values.len() * std::mem::size_of::<T>()
+    }
+
+    /// The same matrix in another value type.
+    pub fn convert<U: Scalar>(&self) -> Csr<U> {
+        Csr {
+            rows: self.rows,
+            cols: self.cols,
+            row_ptr: self.row_ptr.clone(),
+            col_ind: self.col_ind.clone(),
+            values: self.values.iter().map(|v| U::from_f64(v.to_f64())).collect(),
+            input_to_csr: self.input_to_csr.clone(),
+        }
+    }
+
+    /// Row statistics in one pass over `row_ptr` (and the first/last column of each row).
+    pub fn stats(&self) -> RowStats {
+        let rows = self.rows;
+        let nnz = self.nnz();
+        let mean = if rows == 0 {
+            0.0
+        } else {
+            nnz as f64 / rows as f64
+        };
+        let (mut var, mut min, mut max, mut empty, mut spread) = (0.0, usize::MAX, 0, 0, 0.0);
+        for r in 0..rows {
+            let (a, b) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
+            let len = b - a;
+            var += (len as f64 - mean) * (len as f64 - mean);
+            min = min.min(len);
+            max = max.max(len);
+            if len == 0 {
+                empty += 1;
+            } else {
+                spread += (self.col_ind[b - 1] - self.col_ind[a] + 1) as f64;
+            }
+        }
+        RowStats {
+            rows,
+            cols: self.cols,
+            nnz,
+            mean,
+            std_dev: if rows == 0 {
+                0.0
+            } else {
+                (var / rows as f64).sqrt()
+            },
+            min: if rows == 0 { 0 } else { min },
+            max,
+            empty_rows: empty,
+            col_spread: if rows > empty {
+                spread / (rows - empty) as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The plain product in f64 — the oracle every method is compared against:
+    /// `y = alpha*op(A)*x + beta*y`, with `beta == 0` never reading y.
+    pub fn spmv_f64(&self, op: Operation, alpha: f64, x: &[f64], beta: f64, y: &mut [f64]) {
+        let (xl, yl) = match op {
+            Operation::NonTranspose => (self.cols, self.rows),
+            Operation::Transpose => (self.rows, self.cols),
+        };
+        assert!(x.len() >= xl && y.len() >= yl, "x or y too short");
+        let scale = |y: &mut f64| *y = if beta == 0.0 { 0.0 } else { beta * *y };
+        match op {
+            Operation::NonTranspose => {
+                for r in 0..self.rows {
+                    let (a, b) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
+                    let s: f64 = (a..b)
+                        .map(|k| self.values[k].to_f64() * x[self.col_ind[k] as usize])
+                        .sum();
+                    scale(&mut y[r]);
+                    y[r] += alpha * s;
+                }
+            }
+            Operation::Transpose => {
+                y[..yl].iter_mut().for_each(scale);
+                for r in 0..self.rows {
+                    for k in self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize {
+                        y[self.col_ind[k] as usize] += alpha * self.values[k].to_f64() * x[r];
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sum of |a_ij * x_j| per output entry: the scale rounding errors are relative to.
+    pub fn abs_product_f64(&self, op: Operation, x: &[f64]) -> Vec<f64> {
+        let abs: Vec<f64> = x.iter().map(|v| v.abs()).collect();
+        let mut out = match op {
+            Operation::NonTranspose => vec![0.0; self.rows],
+            Operation::Transpose => vec![0.0; self.cols],
+        };
+        let a = Csr {
+            rows: self.rows,
+            cols: self.cols,
+            row_ptr: self.row_ptr.clone(),
+            col_ind: self.col_ind.clone(),
+            values: self.values.iter().map(|v| v.to_f64().abs()).collect(),
+            input_to_csr: None,
+        };
+        a.spmv_f64(op, 1.0, &abs, 0.0, &mut out);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts<'a>(
+        rows: i64,
+        cols: i64,
+        rp: &'a [i32],
+        ci: &'a [i32],
+        v: &'a [f64],
+        base: IndexBase,
+    ) -> CsrParts<'a, f64> {
+        CsrParts {
+            rows,
+            cols,
+            nnz: ci.len() as i64,
+            row_ptr: Indices::I32(rp),
+            col_ind: Indices::I32(ci),
+            values: v,
+            base,
+        }
+    }
+
+    #[test]
+    fn unsorted_columns_are_sorted_and_caller_order_is_remembered_for_updates() {
+        // [[0 2 1], [3 0 0]] given with row 0's columns out of order.
+        let mut a = Csr::from_parts(parts(
+            2,
+            3,
+            &[0, 2, 3],
+            &[2, 1, 0],
+            &[1.0, 2.0, 3.0],
+            IndexBase::Zero,
+        ))
+        .unwrap();
+        assert_eq!(a.col_ind(), &[1, 2, 0]);
+        assert_eq!(a.values(), &[2.0, 1.0, 3.0]);
+        a.set_values_from_input(&[10.0, 20.0, 30.0]).unwrap();
+        assert_eq!(a.values(), &[20.0, 10.0, 30.0]);
+    }
+
+    #[test]
+    fn one_based_i64_input_gives_the_same_matrix_as_zero_based_i32() {
+        let rp = [1i64, 3, 3, 4];
+        let ci = [1i64, 3, 2];
+        let v = [1.0, 2.0, 3.0];
+        let a = Csr::from_parts(CsrParts {
+            rows: 3,
+            cols: 3,
+            nnz: 3,
+            row_ptr: Indices::I64(&rp),
+            col_ind: Indices::I64(&ci),
+            values: &v,
+            base: IndexBase::One,
+        })
+        .unwrap();
+        let b = Csr::from_parts(parts(3, 3, &[0, 2, 2, 3], &[0, 2, 1], &v, IndexBase::Zero)).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn malformed_csr_is_rejected_with_a_sentence_naming_the_entry() {
+        let v = [1.0; 3];
+        let e = Csr::from_parts(parts(3, 3, &[0, 2, 1, 3], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
+        assert_eq!(e.detail(), "row_ptr is not non-decreasing: row_ptr[1] = 2 > row_ptr[2] = 1");
+        let e = Csr::from_parts(parts(3, 3, &[1, 2, 2, 3], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
+        assert!(e.detail().starts_with("row_ptr[0] = 1"), "{}", e.detail());
+        let e = Csr::from_parts(parts(2, 3, &[0, 1, 2], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
+        assert!(e.detail().contains("row_ptr[rows] = row_ptr[2] = 2"), "{}", e.detail());
+        let e = Csr::from_parts(parts(3, 3, &[0, 1, 2, 3], &[0, 3, 2], &v, IndexBase::Zero)).unwrap_err();
+        assert!(e.detail().starts_with("col_ind[1] = 3 (row 1) is out of range"), "{}", e.detail());
+        let e = Csr::from_parts(parts(3, 3, &[1, 2, 3, 4], &[1, 0, 2], &v, IndexBase::One)).unwrap_err();
+        assert!(e.detail().starts_with("col_ind[1] = 0 (row 2)"), "{}", e.detail());
+        assert!(e.status() == crate::types::Status::InvalidMatrix);
+        let e = Csr::from_parts(parts(-1, 3, &[0], &[], &[], IndexBase::Zero)).unwrap_err();
+        assert_eq!(e.status(), crate::types::Status::InvalidSize);
+        let e = Csr::<f64>::from_triplets(1 << 31, 1, &[]).unwrap_err();
+        assert_eq!(e.status(), crate::types::Status::NotSupported);
+    }
+
+    #[test]
+    fn statistics_of_a_hand_computed_matrix() {
+        // rows of length 2, 0, 4: mean 2, variance (0 + 4 + 4)/3
+        let a = Csr::from_triplets(
+            3,
+            10,
+            &[(0, 1, 1.0), (0, 4, 1.0), (2, 0, 1.0), (2, 3, 1.0), (2, 5, 1.0), (2, 9, 1.0)],
+        )
+        .unwrap();
+        let s = a.stats();
+        assert_eq!((s.rows, s.cols, s.nnz, s.min, s.max, s.empty_rows), (3, 10, 6, 0, 4, 1));
+        assert!((s.mean - 2.0).abs() < 1e-15);
+        assert!((s.std_dev - (8.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert!((s.col_spread - (4.0 + 10.0) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn plain_product_and_transpose_of_a_hand_computed_matrix() {
+        // A = [[1 2], [0 3], [4 0]], x = [1, 2] -> A x = [5, 6, 4]; A^T [1,1,1] = [5, 5]
+        let a = Csr::from_triplets(3, 2, &[(0, 0, 1.0), (0, 1, 2.0), (1, 1, 3.0), (2, 0, 4.0)]).unwrap();
+        let mut y = [f64::NAN; 3];
+        a.spmv_f64(Operation::NonTranspose, 1.0, &[1.0, 2.0], 0.0, &mut y);
+        assert_eq!(y, [5.0, 6.0, 4.0]);
+        let mut y = [1.0, 1.0];
+        a.spmv_f64(Operation::Transpose, 2.0, &[1.0, 1.0, 1.0], -1.0, &mut y);
+        assert_eq!(y, [9.0, 9.0]);
+    }
+}

@@ -1,0 +1,97 @@
+//! [`Handle`]: a backend, a device and a stream — the context every operation runs in.
+#![forbid(unsafe_code)]
+
+use crate::backend::cuda;
+use crate::error::{Error, Result};
+use crate::types::BackendKind;
+
+/// Environment variable that selects the backend of [`Handle::new`] (`cuda` or `host`).
+pub const BACKEND_ENV: &str = "TESSERA_BACKEND";
+/// Environment variable that, when `1`, makes handles deterministic (see
+/// [`Handle::set_deterministic`]).
+pub const DETERMINISTIC_ENV: &str = "TESSERA_DETERMINISTIC";
+
+/// A tessera context: where products run and on which stream.
+///
+/// A handle is used by one thread at a time. Matrices remember the backend and device they were
+/// created on and refuse handles of another.
+#[derive(Debug)]
+pub struct Handle {
+    backend: BackendKind,
+    device: i32,
+    stream: usize,
+    deterministic: bool,
+}
+
+impl Handle {
+    /// CUDA device 0, unless `TESSERA_BACKEND=host` selects the host backend. Without a usable
+    /// GPU this fails with [`Error::NoDevice`] saying what is missing.
+    pub fn new() -> Result<Handle> {
+        match std::env::var(BACKEND_ENV) {
+            Err(_) => Handle::with_backend(BackendKind::Cuda, 0),
+            Ok(v) if v.is_empty() => Handle::with_backend(BackendKind::Cuda, 0),
+            Ok(v) => match v.parse::<BackendKind>() {
+                Ok(kind) => Handle::with_backend(kind, 0),
+                Err(_) => Err(Error::InvalidValue(format!(
+                    "{BACKEND_ENV}={v:?} is not a backend (use cuda or host)"
+                ))),
+            },
+        }
+    }
+
+    /// An explicit backend and device. The host backend has one device, 0.
+    pub fn with_backend(backend: BackendKind, device: i32) -> Result<Handle> {
+        if device < 0 {
+            return Err(Error::InvalidValue(format!(
+                "device_ordinal = {device} is negative"
+            )));
+        }
+        match backend {
+            BackendKind::Host if device != 0 => {
+                return Err(Error::InvalidValue(format!(
+                    "device_ordinal = {device}, but the host backend has only device 0"
+                )))
+            }
+            BackendKind::Host => {}
+            BackendKind::Cuda => cuda::probe(device)?,
+        }
+        let deterministic = std::env::var(DETERMINISTIC_ENV).is_ok_and(|v| v.trim() == "1");
+        Ok(Handle {
+            backend,
+            device,
+            stream: 0,
+            deterministic,
+        })
+    }
+
+    /// The backend products run on.
+    pub fn backend(&self) -> BackendKind {
+        self.backend
+    }
+
+    /// The device ordinal (0 on the host backend).
+    pub fn device(&self) -> i32 {
+        self.device
+    }
+
+    /// Sets the CUDA stream work is ordered on (`0` is the default stream). The host backend
+    /// runs synchronously and only records it.
+    pub fn set_stream(&mut self, stream: usize) {
+        self.stream = stream;
+    }
+
+    /// The stream set with [`Handle::set_stream`].
+    pub fn stream(&self) -> usize {
+        self.stream
+    }
+
+    /// Restricts AUTO to methods whose products are bitwise reproducible run to run.
+    pub fn set_deterministic(&mut self, on: bool) {
+        self.deterministic = on;
+    }
+
+    /// Whether AUTO is restricted to deterministic methods.
+    pub fn deterministic(&self) -> bool {
+        self.deterministic
+    }
+}

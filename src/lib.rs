@@ -1,0 +1,26 @@
+//! tessera: GPU sparse matrix-vector multiply with a cuSPARSE-shaped C ABI.
+//!
+//! The safe Rust API is [`Handle`] and [`Matrix`]; the C API in `src/api/` is a thin layer over
+//! it. See `ARCHITECTURE.md` in the shared folder for the design.
+
+pub mod api;
+pub mod backend;
+pub mod csr;
+pub mod error;
+pub mod io;
+pub mod methods;
+pub mod scalar;
+pub mod select;
+pub mod types;
+
+mod handle;
+mod matrix;
+
+pub use csr::{Csr, CsrParts, Indices, RowStats};
+pub use error::{Error, Result};
+pub use handle::Handle;
+pub use matrix::{AnyMatrix, Matrix, MatrixInfo};
+pub use scalar::Scalar;
+pub use types::{
+    Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,
+};

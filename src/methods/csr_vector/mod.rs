@@ -1,0 +1,9 @@
+//! CSR_VECTOR: the parametrised CSR kernel of Reguly & Giles (InPar 2012), Figure 3: `coop`
+//! threads share a row, each thread group handles `repeat` rows, `block_size` threads per block.
+//! The format is the CSR itself (no conversion); `value_slot` is the identity.
+
+pub mod format;
+pub mod params;
+pub mod reference;
+
+pub use params::Params;
