@@ -334,7 +334,11 @@ impl<T: Scalar> Csr<T> {
             cols: self.cols,
             row_ptr: self.row_ptr.clone(),
             col_ind: self.col_ind.clone(),
-            values: self.values.iter().map(|v| U::from_f64(v.to_f64())).collect(),
+            values: self
+                .values
+                .iter()
+                .map(|v| U::from_f64(v.to_f64()))
+                .collect(),
             input_to_csr: self.input_to_csr.clone(),
         }
     }
@@ -489,23 +493,45 @@ mod tests {
             base: IndexBase::One,
         })
         .unwrap();
-        let b = Csr::from_parts(parts(3, 3, &[0, 2, 2, 3], &[0, 2, 1], &v, IndexBase::Zero)).unwrap();
+        let b =
+            Csr::from_parts(parts(3, 3, &[0, 2, 2, 3], &[0, 2, 1], &v, IndexBase::Zero)).unwrap();
         assert_eq!(a, b);
     }
 
     #[test]
     fn malformed_csr_is_rejected_with_a_sentence_naming_the_entry() {
         let v = [1.0; 3];
-        let e = Csr::from_parts(parts(3, 3, &[0, 2, 1, 3], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
-        assert_eq!(e.detail(), "row_ptr is not non-decreasing: row_ptr[1] = 2 > row_ptr[2] = 1");
-        let e = Csr::from_parts(parts(3, 3, &[1, 2, 2, 3], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
+        let e = Csr::from_parts(parts(3, 3, &[0, 2, 1, 3], &[0, 1, 2], &v, IndexBase::Zero))
+            .unwrap_err();
+        assert_eq!(
+            e.detail(),
+            "row_ptr is not non-decreasing: row_ptr[1] = 2 > row_ptr[2] = 1"
+        );
+        let e = Csr::from_parts(parts(3, 3, &[1, 2, 2, 3], &[0, 1, 2], &v, IndexBase::Zero))
+            .unwrap_err();
         assert!(e.detail().starts_with("row_ptr[0] = 1"), "{}", e.detail());
-        let e = Csr::from_parts(parts(2, 3, &[0, 1, 2], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
-        assert!(e.detail().contains("row_ptr[rows] = row_ptr[2] = 2"), "{}", e.detail());
-        let e = Csr::from_parts(parts(3, 3, &[0, 1, 2, 3], &[0, 3, 2], &v, IndexBase::Zero)).unwrap_err();
-        assert!(e.detail().starts_with("col_ind[1] = 3 (row 1) is out of range"), "{}", e.detail());
-        let e = Csr::from_parts(parts(3, 3, &[1, 2, 3, 4], &[1, 0, 2], &v, IndexBase::One)).unwrap_err();
-        assert!(e.detail().starts_with("col_ind[1] = 0 (row 2)"), "{}", e.detail());
+        let e =
+            Csr::from_parts(parts(2, 3, &[0, 1, 2], &[0, 1, 2], &v, IndexBase::Zero)).unwrap_err();
+        assert!(
+            e.detail().contains("row_ptr[rows] = row_ptr[2] = 2"),
+            "{}",
+            e.detail()
+        );
+        let e = Csr::from_parts(parts(3, 3, &[0, 1, 2, 3], &[0, 3, 2], &v, IndexBase::Zero))
+            .unwrap_err();
+        assert!(
+            e.detail()
+                .starts_with("col_ind[1] = 3 (row 1) is out of range"),
+            "{}",
+            e.detail()
+        );
+        let e = Csr::from_parts(parts(3, 3, &[1, 2, 3, 4], &[1, 0, 2], &v, IndexBase::One))
+            .unwrap_err();
+        assert!(
+            e.detail().starts_with("col_ind[1] = 0 (row 2)"),
+            "{}",
+            e.detail()
+        );
         assert!(e.status() == crate::types::Status::InvalidMatrix);
         let e = Csr::from_parts(parts(-1, 3, &[0], &[], &[], IndexBase::Zero)).unwrap_err();
         assert_eq!(e.status(), crate::types::Status::InvalidSize);
@@ -519,11 +545,21 @@ mod tests {
         let a = Csr::from_triplets(
             3,
             10,
-            &[(0, 1, 1.0), (0, 4, 1.0), (2, 0, 1.0), (2, 3, 1.0), (2, 5, 1.0), (2, 9, 1.0)],
+            &[
+                (0, 1, 1.0),
+                (0, 4, 1.0),
+                (2, 0, 1.0),
+                (2, 3, 1.0),
+                (2, 5, 1.0),
+                (2, 9, 1.0),
+            ],
         )
         .unwrap();
         let s = a.stats();
-        assert_eq!((s.rows, s.cols, s.nnz, s.min, s.max, s.empty_rows), (3, 10, 6, 0, 4, 1));
+        assert_eq!(
+            (s.rows, s.cols, s.nnz, s.min, s.max, s.empty_rows),
+            (3, 10, 6, 0, 4, 1)
+        );
         assert!((s.mean - 2.0).abs() < 1e-15);
         assert!((s.std_dev - (8.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert!((s.col_spread - (4.0 + 10.0) / 2.0).abs() < 1e-12);
@@ -532,7 +568,8 @@ mod tests {
     #[test]
     fn plain_product_and_transpose_of_a_hand_computed_matrix() {
         // A = [[1 2], [0 3], [4 0]], x = [1, 2] -> A x = [5, 6, 4]; A^T [1,1,1] = [5, 5]
-        let a = Csr::from_triplets(3, 2, &[(0, 0, 1.0), (0, 1, 2.0), (1, 1, 3.0), (2, 0, 4.0)]).unwrap();
+        let a = Csr::from_triplets(3, 2, &[(0, 0, 1.0), (0, 1, 2.0), (1, 1, 3.0), (2, 0, 4.0)])
+            .unwrap();
         let mut y = [f64::NAN; 3];
         a.spmv_f64(Operation::NonTranspose, 1.0, &[1.0, 2.0], 0.0, &mut y);
         assert_eq!(y, [5.0, 6.0, 4.0]);

@@ -122,7 +122,9 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), all.len());
-        assert!(all.iter().all(|e| e.detail() == "a" && e.to_string() == "a"));
+        assert!(all
+            .iter()
+            .all(|e| e.detail() == "a" && e.to_string() == "a"));
         assert!(!codes.contains(&0), "no error may map to SUCCESS");
     }
 }

@@ -254,7 +254,11 @@ mod tests {
         let e = Algorithm::try_from(6).unwrap_err();
         assert_eq!(e.status(), Status::InvalidValue);
         assert!(e.detail().contains("algorithm = 6"), "{}", e.detail());
-        assert!(e.detail().contains("TESSERA_ALGORITHM_TILE"), "{}", e.detail());
+        assert!(
+            e.detail().contains("TESSERA_ALGORITHM_TILE"),
+            "{}",
+            e.detail()
+        );
         assert!(Operation::try_from(-1).is_err());
         assert!(Status::try_from(5).is_err());
         assert_eq!(Tuning::try_from(3).unwrap(), Tuning::Online);
@@ -263,7 +267,10 @@ mod tests {
     #[test]
     fn c_names_and_numbers_match_the_architecture_page() {
         assert_eq!(Status::InvalidMatrix as i32, 103);
-        assert_eq!(Status::InvalidMatrix.c_name(), "TESSERA_STATUS_INVALID_MATRIX");
+        assert_eq!(
+            Status::InvalidMatrix.c_name(),
+            "TESSERA_STATUS_INVALID_MATRIX"
+        );
         assert_eq!(Algorithm::Tile as i32, 5);
         assert_eq!("HOLA".parse::<Algorithm>().unwrap(), Algorithm::Hola);
         assert!("fast".parse::<Tuning>().is_err());

@@ -82,12 +82,7 @@ pub unsafe extern "C" fn tessera_set_stream(
     })
 }
 
-fn index_slice<'a>(
-    p: *const c_void,
-    len: usize,
-    it: IndexType,
-    name: &str,
-) -> Result<Indices<'a>> {
+fn index_slice<'a>(p: *const c_void, len: usize, it: IndexType, name: &str) -> Result<Indices<'a>> {
     // SAFETY (both arms): the caller promises `len` readable indices of type `it` at `p`;
     // ptr::slice checks NULL, alignment and size.
     Ok(match it {

@@ -62,7 +62,12 @@ mod tests {
     #[test]
     fn errors_become_their_status_and_panics_become_internal_error() {
         assert_eq!(guard("f", || Ok(())), 0);
-        assert_eq!(guard("f", || Err(Error::InvalidSize("rows = -1 is negative".into()))), 102);
+        assert_eq!(
+            guard("f", || Err(Error::InvalidSize(
+                "rows = -1 is negative".into()
+            ))),
+            102
+        );
         assert_eq!(last(), "f: rows = -1 is negative");
         let s = guard("g", || -> Result<()> { panic!("boom {}", 7) });
         assert_eq!(s, TESSERA_STATUS_INTERNAL_ERROR);

@@ -12,7 +12,9 @@ use std::sync::{Mutex, MutexGuard};
 static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 static MATRICES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
 
-fn registry(r: &'static Mutex<Option<HashSet<usize>>>) -> MutexGuard<'static, Option<HashSet<usize>>> {
+fn registry(
+    r: &'static Mutex<Option<HashSet<usize>>>,
+) -> MutexGuard<'static, Option<HashSet<usize>>> {
     // A panic while the lock was held cannot leave the set half-updated (insert/remove are
     // single operations), so a poisoned lock is safe to keep using.
     r.lock().unwrap_or_else(|p| p.into_inner())
@@ -25,14 +27,18 @@ fn is_live(r: &'static Mutex<Option<HashSet<usize>>>, p: usize) -> bool {
 /// Hands a new handle to C.
 pub(crate) fn new_handle(h: Handle) -> tessera_handle {
     let p = Box::into_raw(Box::new(h));
-    registry(&HANDLES).get_or_insert_with(HashSet::new).insert(p as usize);
+    registry(&HANDLES)
+        .get_or_insert_with(HashSet::new)
+        .insert(p as usize);
     p.cast()
 }
 
 /// Hands a new matrix to C.
 pub(crate) fn new_matrix(m: AnyMatrix) -> tessera_matrix {
     let p = Box::into_raw(Box::new(m));
-    registry(&MATRICES).get_or_insert_with(HashSet::new).insert(p as usize);
+    registry(&MATRICES)
+        .get_or_insert_with(HashSet::new)
+        .insert(p as usize);
     p.cast()
 }
 
@@ -86,7 +92,9 @@ pub(crate) fn destroy_handle(h: tessera_handle) -> Result<()> {
     if h.is_null() {
         return Ok(());
     }
-    let removed = registry(&HANDLES).as_mut().is_some_and(|s| s.remove(&(h as usize)));
+    let removed = registry(&HANDLES)
+        .as_mut()
+        .is_some_and(|s| s.remove(&(h as usize)));
     if !removed {
         return Err(Error::InvalidHandle(format!(
             "handle {h:p} is not a live tessera handle (already destroyed?)"
@@ -103,7 +111,9 @@ pub(crate) fn destroy_matrix(a: tessera_matrix) -> Result<()> {
     if a.is_null() {
         return Ok(());
     }
-    let removed = registry(&MATRICES).as_mut().is_some_and(|s| s.remove(&(a as usize)));
+    let removed = registry(&MATRICES)
+        .as_mut()
+        .is_some_and(|s| s.remove(&(a as usize)));
     if !removed {
         return Err(Error::InvalidHandle(format!(
             "matrix {a:p} is not a live tessera matrix (already destroyed?)"

@@ -65,7 +65,13 @@ mod tests {
         let a = Csr::from_triplets(
             3,
             3,
-            &[(0, 0, 1.0), (0, 1, 2.0), (2, 0, 4.0), (2, 1, 5.0), (2, 2, 6.0)],
+            &[
+                (0, 0, 1.0),
+                (0, 1, 2.0),
+                (2, 0, 4.0),
+                (2, 1, 5.0),
+                (2, 2, 6.0),
+            ],
         )
         .unwrap();
         for coop in [1, 2, 4, 8, 16, 32] {
@@ -92,9 +98,21 @@ mod tests {
         let n = 1000;
         let a = Csr::from_triplets(n, n, &(0..n).map(|i| (i, i, 1.0)).collect::<Vec<_>>()).unwrap();
         for p in [
-            Params { coop: 1, repeat: 1, block_size: 64 },
-            Params { coop: 4, repeat: 3, block_size: 96 },
-            Params { coop: 32, repeat: 7, block_size: 512 },
+            Params {
+                coop: 1,
+                repeat: 1,
+                block_size: 64,
+            },
+            Params {
+                coop: 4,
+                repeat: 3,
+                block_size: 96,
+            },
+            Params {
+                coop: 32,
+                repeat: 7,
+                block_size: 512,
+            },
         ] {
             let mut y = vec![1.0; n];
             spmv(&a, &p, 1.0, &vec![0.0; n], 2.0, &mut y);
@@ -121,12 +139,18 @@ mod tests {
             }
         }
         let a = Csr::from_triplets(300, 500, &entries).unwrap();
-        let x: Vec<f64> = (0..500).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+        let x: Vec<f64> = (0..500)
+            .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+            .collect();
         let mut want = vec![0.0; 300];
         a.spmv_f64(Operation::NonTranspose, 1.5, &x, 0.0, &mut want);
         let scale = a.abs_product_f64(Operation::NonTranspose, &x);
         for coop in [1, 4, 32] {
-            let p = Params { coop, repeat: 2, block_size: 128 };
+            let p = Params {
+                coop,
+                repeat: 2,
+                block_size: 128,
+            };
             let mut y = vec![0.0; 300];
             spmv(&a, &p, 1.5, &x, 0.0, &mut y);
             for i in 0..300 {
