@@ -312,7 +312,7 @@ tessera_status tessera_create(tessera_handle *handle);
  * # Safety
  * `handle` must be NULL or point to writable memory for one `tessera_handle`.
  */
-tessera_status tessera_create_with(tessera_handle *handle, tessera_backend backend, int32_t device_ordinal);
+tessera_status tessera_create_with(tessera_handle *handle, tessera_backend backend, int device_ordinal);
 
 /**
  * Destroys a handle. NULL is a no-op. Matrices created with it stay valid and may be used with
@@ -420,7 +420,7 @@ const char *tessera_last_error(void);
  * # Safety
  * Each pointer must be NULL or writable.
  */
-tessera_status tessera_get_version(int32_t *major, int32_t *minor, int32_t *patch);
+tessera_status tessera_get_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }  // extern "C"

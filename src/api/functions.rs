@@ -14,7 +14,7 @@ use crate::scalar::Scalar;
 use crate::types::{
     Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,
 };
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 /// Creates a handle on CUDA device 0. With the environment variable `TESSERA_BACKEND=host` it
 /// creates a host-backend handle instead. Without a usable GPU it returns
@@ -42,7 +42,7 @@ pub unsafe extern "C" fn tessera_create(handle: *mut tessera_handle) -> tessera_
 pub unsafe extern "C" fn tessera_create_with(
     handle: *mut tessera_handle,
     backend: tessera_backend,
-    device_ordinal: i32,
+    device_ordinal: c_int,
 ) -> tessera_status {
     guard("tessera_create_with", || {
         ptr::out(handle, "handle")?;
@@ -391,15 +391,15 @@ pub extern "C" fn tessera_last_error() -> *const c_char {
 /// Each pointer must be NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn tessera_get_version(
-    major: *mut i32,
-    minor: *mut i32,
-    patch: *mut i32,
+    major: *mut c_int,
+    minor: *mut c_int,
+    patch: *mut c_int,
 ) -> tessera_status {
     guard("tessera_get_version", || {
         ptr::out(major, "major")?;
         ptr::out(minor, "minor")?;
         ptr::out(patch, "patch")?;
-        let v = |s: &str| s.parse::<i32>().unwrap_or(0);
+        let v = |s: &str| s.parse::<c_int>().unwrap_or(0);
         // SAFETY: all three checked by ptr::out; writable by the caller's contract.
         unsafe {
             ptr::write(major, v(env!("CARGO_PKG_VERSION_MAJOR")));
