@@ -397,20 +397,20 @@ impl<T: Scalar> Csr<T> {
         let scale = |y: &mut f64| *y = if beta == 0.0 { 0.0 } else { beta * *y };
         match op {
             Operation::NonTranspose => {
-                for r in 0..self.rows {
+                for (r, yr) in y[..yl].iter_mut().enumerate() {
                     let (a, b) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
                     let s: f64 = (a..b)
                         .map(|k| self.values[k].to_f64() * x[self.col_ind[k] as usize])
                         .sum();
-                    scale(&mut y[r]);
-                    y[r] += alpha * s;
+                    scale(yr);
+                    *yr += alpha * s;
                 }
             }
             Operation::Transpose => {
                 y[..yl].iter_mut().for_each(scale);
-                for r in 0..self.rows {
+                for (r, &xr) in x[..xl].iter().enumerate() {
                     for k in self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize {
-                        y[self.col_ind[k] as usize] += alpha * self.values[k].to_f64() * x[r];
+                        y[self.col_ind[k] as usize] += alpha * self.values[k].to_f64() * xr;
                     }
                 }
             }

@@ -152,6 +152,7 @@ impl Coo {
 }
 
 /// Runs spmv through the C API in the matrix's value type and returns y as f64.
+#[allow(clippy::too_many_arguments)] // mirrors tessera_spmv, plus the value type
 fn spmv(
     h: tessera_handle,
     a: tessera_matrix,

@@ -1,0 +1,52 @@
+//! Criterion benches of the host-side work: CSR validation and copy from caller arrays, row
+//! statistics, the CSR_VECTOR host reference, and the plain f64 product (the test oracle).
+//! `cargo bench --bench host`; the matrix is the 3D 7-point Laplacian on 48^3 (110,592 rows,
+//! 764,416 non-zeros).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::hint::black_box;
+use tessera::methods::csr_vector;
+use tessera::{Csr, CsrParts, IndexBase, Indices, Operation};
+
+fn matrix() -> Csr<f64> {
+    tessera::io::gen::generate("gen:lap3d7:48").expect("generator works")
+}
+
+fn bench(c: &mut Criterion) {
+    let a = matrix();
+    let (rp, ci, v) = (
+        a.row_ptr().to_vec(),
+        a.col_ind().to_vec(),
+        a.values().to_vec(),
+    );
+    let x: Vec<f64> = (0..a.cols()).map(|i| 1.0 + (i % 7) as f64 * 0.1).collect();
+    let mut g = c.benchmark_group("host");
+    g.throughput(Throughput::Elements(a.nnz() as u64));
+    g.bench_function("csr_from_parts_validate_and_copy", |b| {
+        b.iter(|| {
+            Csr::from_parts(CsrParts {
+                rows: a.rows() as i64,
+                cols: a.cols() as i64,
+                nnz: a.nnz() as i64,
+                row_ptr: Indices::I32(black_box(&rp)),
+                col_ind: Indices::I32(black_box(&ci)),
+                values: black_box(&v),
+                base: IndexBase::Zero,
+            })
+            .expect("valid")
+        })
+    });
+    g.bench_function("row_statistics", |b| b.iter(|| black_box(&a).stats()));
+    let p = csr_vector::params::fixed_rule(&a.stats(), 14);
+    let mut y = vec![0.0; a.rows()];
+    g.bench_function("csr_vector_reference_spmv_f64", |b| {
+        b.iter(|| csr_vector::reference::spmv(black_box(&a), &p, 1.0, &x, 0.0, &mut y))
+    });
+    g.bench_function("plain_f64_product", |b| {
+        b.iter(|| black_box(&a).spmv_f64(Operation::NonTranspose, 1.0, &x, 0.0, &mut y))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
