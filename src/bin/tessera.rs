@@ -140,7 +140,8 @@ fn setup(backend: &str, o: &RunOpts) -> Result<Setup, String> {
 
 fn load(spec: &str) -> Result<(String, Csr<f64>), String> {
     let t = Instant::now();
-    let r = tessera::io::load(spec).map_err(|e| format!("{spec}: {e}"))?;
+    // The reader's and generators' errors name the file or spec themselves.
+    let r = tessera::io::load(spec).map_err(|e| e.to_string())?;
     eprintln!(
         "loaded {} ({} x {}, {} non-zeros) in {:.2} s",
         r.0,
