@@ -100,7 +100,8 @@ pub struct Csr<T> {
     input_to_csr: Option<Vec<u32>>,
 }
 
-fn check_dim(name: &str, v: i64) -> Result<usize> {
+/// A size from the caller: negative is `InvalidSize`, above [`MAX_DIM`] is `NotSupported`.
+pub fn check_dim(name: &str, v: i64) -> Result<usize> {
     if v < 0 {
         return Err(Error::InvalidSize(format!("{name} = {v} is negative")));
     }

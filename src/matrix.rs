@@ -139,6 +139,22 @@ impl<T: Scalar> Matrix<T> {
         self.analysis.is_some()
     }
 
+    /// The analysis, or `NotAnalyzed`: spmv never analyzes implicitly (analysis allocates and
+    /// may take time; spmv must stay capture-safe).
+    fn analysis(&self) -> Result<&Analysis> {
+        self.analysis.as_ref().ok_or_else(|| {
+            Error::NotAnalyzed(
+                "the matrix has not been analyzed: call tessera_analyze once before tessera_spmv"
+                    .into(),
+            )
+        })
+    }
+
+    /// Fails with `NotAnalyzed` (see [`Matrix::spmv`]) before [`Matrix::analyze`].
+    pub fn require_analyzed(&self) -> Result<()> {
+        self.analysis().map(|_| ())
+    }
+
     /// Lengths of x and y for `op`.
     pub fn vector_lengths(&self, op: Operation) -> (usize, usize) {
         match op {
@@ -160,12 +176,7 @@ impl<T: Scalar> Matrix<T> {
         y: &mut [T],
     ) -> Result<()> {
         self.check_handle(handle)?;
-        let analysis = self.analysis.as_ref().ok_or_else(|| {
-            Error::NotAnalyzed(
-                "the matrix has not been analyzed: call tessera_analyze once before tessera_spmv"
-                    .into(),
-            )
-        })?;
+        let analysis = self.analysis()?;
         let (xl, yl) = self.vector_lengths(op);
         if x.len() != xl || y.len() != yl {
             return Err(Error::InvalidSize(format!(

@@ -609,155 +609,58 @@ fn statuses_follow_the_documented_argument_order() {
         assert!(last_error().contains("overlap"));
         let mut b = null_mut();
         let rp = [0i32; 2];
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                -1,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
+        let rpp = rp.as_ptr().cast::<c_void>();
+        // (rows, cols, nnz, row_ptr, it, base, vt, out) -> status; col_ind/values are NULL.
+        let mut create = |rows: i64,
+                          cols: i64,
+                          nnz: i64,
+                          rpp: *const c_void,
+                          it: i32,
+                          base: i32,
+                          vt: i32,
+                          out: bool| {
+            let a: *mut tessera_matrix = if out { &mut b } else { null_mut() };
+            tessera_create_csr(h, a, rows, cols, nnz, rpp, null(), null(), it, base, vt)
+        };
+        for (args, want) in [
+            ((-1, 1, 0, rpp, 0, 0, 1, true), TESSERA_STATUS_INVALID_SIZE),
+            ((1, -1, 0, rpp, 0, 0, 1, true), TESSERA_STATUS_INVALID_SIZE),
+            ((1, 1, -1, rpp, 0, 0, 1, true), TESSERA_STATUS_INVALID_SIZE),
+            (
+                (1 << 31, 1, 0, rpp, 0, 0, 1, true),
+                TESSERA_STATUS_NOT_SUPPORTED,
             ),
-            TESSERA_STATUS_INVALID_SIZE
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                -1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
+            (
+                (1, 1, 1i64 << 32, rpp, 0, 0, 1, true),
+                TESSERA_STATUS_NOT_SUPPORTED,
             ),
-            TESSERA_STATUS_INVALID_SIZE
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1 << 31,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
+            (
+                (1, 1, 1, rpp, 0, 0, 1, true),
+                TESSERA_STATUS_INVALID_POINTER,
             ),
-            TESSERA_STATUS_NOT_SUPPORTED
-        );
-        assert!(last_error().contains("2^31-1"), "{}", last_error());
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                1,
-                1i64 << 32,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
+            (
+                (1, 1, 0, null(), 0, 0, 1, true),
+                TESSERA_STATUS_INVALID_POINTER,
             ),
-            TESSERA_STATUS_NOT_SUPPORTED
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                1,
-                1,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
+            ((1, 1, 0, rpp, 2, 0, 1, true), TESSERA_STATUS_INVALID_VALUE),
+            ((1, 1, 0, rpp, 0, 2, 1, true), TESSERA_STATUS_INVALID_VALUE),
+            ((1, 1, 0, rpp, 0, 0, 2, true), TESSERA_STATUS_INVALID_VALUE),
+            (
+                (1, 1, 0, rpp, 0, 0, 1, false),
+                TESSERA_STATUS_INVALID_POINTER,
             ),
-            TESSERA_STATUS_INVALID_POINTER
-        );
-        assert_eq!(
-            tessera_create_csr(h, &mut b, 1, 1, 0, null(), null(), null(), 0, 0, 1),
-            TESSERA_STATUS_INVALID_POINTER
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                2,
-                0,
-                1
-            ),
-            TESSERA_STATUS_INVALID_VALUE
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                2,
-                1
-            ),
-            TESSERA_STATUS_INVALID_VALUE
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                &mut b,
-                1,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                2
-            ),
-            TESSERA_STATUS_INVALID_VALUE
-        );
-        assert_eq!(
-            tessera_create_csr(
-                h,
-                null_mut(),
-                1,
-                1,
-                0,
-                rp.as_ptr().cast(),
-                null(),
-                null(),
-                0,
-                0,
-                1
-            ),
-            TESSERA_STATUS_INVALID_POINTER
-        );
+        ] {
+            let (r, c, n, p, it, base, vt, out) = args;
+            assert_eq!(
+                create(r, c, n, p, it, base, vt, out),
+                want,
+                "{args:?}: {}",
+                last_error()
+            );
+            if want == TESSERA_STATUS_NOT_SUPPORTED {
+                assert!(last_error().contains("2^31-1"), "{}", last_error());
+            }
+        }
         assert!(b.is_null(), "out-parameter written on failure");
         // A foreign pointer is not a handle.
         let mut fake = [0u64; 8];

@@ -11,59 +11,12 @@
 //! header's functions and `#define TESSERA_*` constants with the module's `bind(c)` names and
 //! parameters.
 
+mod common;
+use common::{lib_dir, root, run_checked, target_triple};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// Repository root (where Cargo.toml is).
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The target triple of this build, for `cc::Build` (there is no `TARGET` env outside build.rs).
-fn target_triple() -> String {
-    let arch = std::env::consts::ARCH;
-    match std::env::consts::OS {
-        "linux" if cfg!(target_env = "musl") => format!("{arch}-unknown-linux-musl"),
-        "linux" => format!("{arch}-unknown-linux-gnu"),
-        "macos" => format!("{arch}-apple-darwin"),
-        "freebsd" => format!("{arch}-unknown-freebsd"),
-        os => panic!("c_programs: no target triple known for OS {os:?}; add one here"),
-    }
-}
-
-/// The folder holding the libtessera cdylib that cargo built for this test run. The test
-/// executable is `target/<profile>/deps/c_programs-HASH`; `cargo test` leaves the library's
-/// outputs (rlib, cdylib, staticlib) in that same `deps/` folder, and `cargo build` also copies
-/// them up to `target/<profile>/`. The `deps/` copy is preferred: it is the one this run built.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("c_programs: current_exe");
-    let deps = exe
-        .parent()
-        .expect("c_programs: the test executable has no parent folder");
-    let candidates = [Some(deps), deps.parent()];
-    for dir in candidates.into_iter().flatten() {
-        if dir.join(cdylib_name()).is_file() {
-            return dir.to_path_buf();
-        }
-    }
-    panic!(
-        "c_programs: the tessera cdylib {} is neither in {} nor in its parent folder. \
-         Cargo.toml must keep crate-type \"cdylib\" for the library; `cargo build --lib` \
-         builds it.",
-        cdylib_name(),
-        deps.display()
-    );
-}
-
-fn cdylib_name() -> String {
-    format!(
-        "{}tessera{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
-}
+use std::process::Command;
 
 /// A `cc::Build` set up for this machine without any build-script environment.
 fn build(out_dir: &Path, cpp: bool) -> cc::Build {
@@ -89,22 +42,6 @@ fn build(out_dir: &Path, cpp: bool) -> cc::Build {
         b.std("c99");
     }
     b
-}
-
-/// Runs a command, panicking with its output when it cannot start or fails.
-fn run_checked(mut cmd: Command, what: &str) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not start {cmd:?}: {e}"));
-    if !out.status.success() {
-        panic!(
-            "{what} failed ({}):\ncommand: {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out
 }
 
 /// Linker arguments for the real libtessera.so (with an rpath, so the program runs as is).

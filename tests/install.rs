@@ -6,68 +6,11 @@
 //! Needs `pkg-config` (the test fails with a clear message without it); the Fortran case needs
 //! gfortran (or `$FC`) unless `TESSERA_SKIP_FORTRAN=1`.
 
+mod common;
+use common::{cdylib_name, lib_dir, root, run_checked, target_triple};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn cdylib_name() -> String {
-    format!(
-        "{}tessera{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    )
-}
-
-/// The folder with the libtessera cdylib and staticlib cargo built for this run: `cargo test`
-/// leaves them in `target/<profile>/deps/` beside this executable; `cargo build` copies them to
-/// `target/<profile>/`.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("install: current_exe");
-    let deps = exe
-        .parent()
-        .expect("install: test executable has no folder");
-    for dir in [Some(deps), deps.parent()].into_iter().flatten() {
-        if dir.join(cdylib_name()).is_file() && dir.join("libtessera.a").is_file() {
-            return dir.to_path_buf();
-        }
-    }
-    panic!(
-        "install: {} and libtessera.a are neither in {} nor in its parent folder; Cargo.toml \
-         must keep crate-type cdylib and staticlib (`cargo build --lib` builds them)",
-        cdylib_name(),
-        deps.display()
-    );
-}
-
-fn target_triple() -> String {
-    let arch = std::env::consts::ARCH;
-    match std::env::consts::OS {
-        "linux" if cfg!(target_env = "musl") => format!("{arch}-unknown-linux-musl"),
-        "linux" => format!("{arch}-unknown-linux-gnu"),
-        "macos" => format!("{arch}-apple-darwin"),
-        "freebsd" => format!("{arch}-unknown-freebsd"),
-        os => panic!("install: no target triple known for OS {os:?}; add one here"),
-    }
-}
-
-fn run_checked(mut cmd: Command, what: &str) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not start {cmd:?}: {e}"));
-    if !out.status.success() {
-        panic!(
-            "{what} failed ({}):\ncommand: {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out
-}
+use std::process::Command;
 
 /// A fresh prefix with tessera installed by `scripts/install --no-build --lib-dir ...`.
 struct Installed {

@@ -6,7 +6,7 @@
 use super::guard::{guard, last_error_ptr};
 use super::ptr;
 use super::types::*;
-use crate::csr::{CsrParts, Indices};
+use crate::csr::{check_dim, CsrParts, Indices};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::matrix::{AnyMatrix, Matrix};
@@ -91,19 +91,6 @@ fn index_slice<'a>(p: *const c_void, len: usize, it: IndexType, name: &str) -> R
     })
 }
 
-fn size(name: &str, v: i64) -> Result<usize> {
-    if v < 0 {
-        return Err(Error::InvalidSize(format!("{name} = {v} is negative")));
-    }
-    if v > crate::csr::MAX_DIM {
-        return Err(Error::NotSupported(format!(
-            "{name} = {v} exceeds 2^31-1 = {}, the largest tessera supports (indices are stored as 32-bit integers)",
-            crate::csr::MAX_DIM
-        )));
-    }
-    Ok(v as usize)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn create_typed<T: Scalar>(
     h: &Handle,
@@ -162,7 +149,11 @@ pub unsafe extern "C" fn tessera_create_csr(
         let it = IndexType::try_from(it)?;
         let base = IndexBase::try_from(base)?;
         let vt = ValueType::try_from(vt)?;
-        let (nrows, _, nz) = (size("rows", rows)?, size("cols", cols)?, size("nnz", nnz)?);
+        let (nrows, _, nz) = (
+            check_dim("rows", rows)?,
+            check_dim("cols", cols)?,
+            check_dim("nnz", nnz)?,
+        );
         let row_ptr = index_slice(row_ptr, nrows + 1, it, "row_ptr")?;
         let col_ind = index_slice(col_ind, nz, it, "col_ind")?;
         let m = match vt {
@@ -222,10 +213,8 @@ unsafe fn spmv_typed<T: Scalar>(
     let alpha = unsafe { ptr::scalar(alpha.cast::<T>(), "alpha") }?;
     // SAFETY: as above.
     let beta = unsafe { ptr::scalar(beta.cast::<T>(), "beta") }?;
-    if !m.is_analyzed() {
-        // Reported before the empty-matrix quick return: spmv never analyzes implicitly.
-        return m.spmv(h, op, alpha, &[], beta, &mut []);
-    }
+    // Reported before the empty-matrix quick return, whatever the sizes.
+    m.require_analyzed()?;
     let (xl, yl) = m.vector_lengths(op);
     if yl == 0 {
         return Ok(());

@@ -225,14 +225,8 @@ fn run_one<T: Scalar>(
         .convert::<f64>()
         .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
     let mut y = vec![T::from_f64(f64::NAN); a64.rows()];
-    m.spmv(
-        &s.handle,
-        Operation::NonTranspose,
-        T::ONE,
-        &x,
-        T::ZERO,
-        &mut y,
-    )?;
+    let product = |y: &mut [T]| m.spmv(&s.handle, Operation::NonTranspose, T::ONE, &x, T::ZERO, y);
+    product(&mut y)?;
     let got: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
     let error = rel_error(&got, &want);
     let ok = error <= tolerance(T::EPSILON, m.stats().max);
@@ -240,28 +234,14 @@ fn run_one<T: Scalar>(
         Some(batches) if ok => {
             // Batches of K back-to-back calls, K so that a batch takes >= 20 ms; median.
             let t = Instant::now();
-            m.spmv(
-                &s.handle,
-                Operation::NonTranspose,
-                T::ONE,
-                &x,
-                T::ZERO,
-                &mut y,
-            )?;
+            product(&mut y)?;
             let one = t.elapsed().as_secs_f64().max(1e-7);
             let k = ((0.02 / one).ceil() as usize).clamp(1, 10_000);
             let mut times = Vec::with_capacity(batches);
             for _ in 0..batches.max(1) {
                 let t = Instant::now();
                 for _ in 0..k {
-                    m.spmv(
-                        &s.handle,
-                        Operation::NonTranspose,
-                        T::ONE,
-                        &x,
-                        T::ZERO,
-                        &mut y,
-                    )?;
+                    product(&mut y)?;
                 }
                 times.push(t.elapsed().as_secs_f64() * 1e3 / k as f64);
             }

@@ -1,0 +1,70 @@
+//! Helpers shared by the tests that build and run native programs against the real library
+//! (`c_programs.rs`, `install.rs`).
+#![allow(dead_code)] // each test crate uses its own subset
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Repository root (where Cargo.toml is).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The target triple of this build, for `cc::Build` (there is no `TARGET` env outside build.rs).
+pub fn target_triple() -> String {
+    let arch = std::env::consts::ARCH;
+    match std::env::consts::OS {
+        "linux" if cfg!(target_env = "musl") => format!("{arch}-unknown-linux-musl"),
+        "linux" => format!("{arch}-unknown-linux-gnu"),
+        "macos" => format!("{arch}-apple-darwin"),
+        "freebsd" => format!("{arch}-unknown-freebsd"),
+        os => panic!("no target triple known for OS {os:?}; add one in tests/common/mod.rs"),
+    }
+}
+
+/// File name of the tessera cdylib on this OS.
+pub fn cdylib_name() -> String {
+    format!(
+        "{}tessera{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}
+
+/// The folder holding the libtessera cdylib and staticlib that cargo built for this test run.
+/// The test executable is `target/<profile>/deps/NAME-HASH`; `cargo test` leaves the library's
+/// outputs (rlib, cdylib, staticlib) in that same `deps/` folder, and `cargo build` also copies
+/// them up to `target/<profile>/`. The `deps/` copy is preferred: it is the one this run built.
+pub fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe
+        .parent()
+        .expect("the test executable has no parent folder");
+    for dir in [Some(deps), deps.parent()].into_iter().flatten() {
+        if dir.join(cdylib_name()).is_file() && dir.join("libtessera.a").is_file() {
+            return dir.to_path_buf();
+        }
+    }
+    panic!(
+        "the tessera cdylib {} and libtessera.a are neither in {} nor in its parent folder; \
+         Cargo.toml must keep crate-types cdylib and staticlib (`cargo build --lib` builds them)",
+        cdylib_name(),
+        deps.display()
+    );
+}
+
+/// Runs a command, panicking with its output when it cannot start or fails.
+pub fn run_checked(mut cmd: Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: could not start {cmd:?}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{what} failed ({}):\ncommand: {cmd:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
