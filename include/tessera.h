@@ -107,7 +107,8 @@ typedef struct tessera_matrix_info {
    */
   double analysis_ms;
   /**
-   * 1 if spmv is bitwise reproducible run to run, else 0.
+   * 1 if the non-transposed spmv is bitwise reproducible run to run, else 0 (the generic
+   * TRANSPOSE path uses atomics on the GPU and is not).
    */
   int32_t deterministic;
   /**

@@ -806,3 +806,42 @@ fn version_matches_cargo() {
     assert_eq!(unsafe { tessera_get_version(&mut a, &mut b, &mut c) }, 0);
     assert_eq!(format!("{a}.{b}.{c}"), env!("CARGO_PKG_VERSION"));
 }
+
+#[test]
+fn one_matrix_multiplied_from_four_threads_each_with_its_own_handle() {
+    let m = random_csr(2000, 2000, |_, r| r.below(30), 11);
+    let h0 = host();
+    let a = m.create(h0, 0, 0, 1);
+    // SAFETY: live handle and matrix.
+    assert_eq!(unsafe { tessera_analyze(h0, a, 0, 0) }, 0);
+    let x: Vec<f64> = (0..2000).map(|i| (i % 13) as f64 - 6.0).collect();
+    let (want, scale) = m.product(false, 1.0, &x, 0.0, &[]);
+    let a_addr = a as usize; // the contract allows shared use of a matrix across threads
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let h = host();
+                for _ in 0..20 {
+                    let got = spmv(
+                        h,
+                        a_addr as tessera_matrix,
+                        1,
+                        0,
+                        1.0,
+                        &x,
+                        0.0,
+                        &[f64::NAN; 2000],
+                    );
+                    check(&got, &want, &scale, f64::EPSILON, 30, "threaded");
+                }
+                // SAFETY: this thread's own handle.
+                unsafe { tessera_destroy(h) };
+            });
+        }
+    });
+    // SAFETY: live objects, no thread uses them any more.
+    unsafe {
+        tessera_destroy_matrix(a);
+        tessera_destroy(h0);
+    }
+}

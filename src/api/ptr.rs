@@ -61,20 +61,7 @@ pub(crate) unsafe fn handle<'a>(h: tessera_handle) -> Result<&'a mut Handle> {
     Ok(unsafe { &mut *h.cast::<Handle>() })
 }
 
-/// The matrix behind `a`.
-///
-/// # Safety
-/// No mutable reference to the same matrix may be alive elsewhere.
-pub(crate) unsafe fn matrix<'a>(a: tessera_matrix) -> Result<&'a AnyMatrix> {
-    // SAFETY: forwarded contract.
-    unsafe { matrix_mut(a) }.map(|m| &*m)
-}
-
-/// The matrix behind `a`, mutably.
-///
-/// # Safety
-/// No other reference to the same matrix may be alive.
-pub(crate) unsafe fn matrix_mut<'a>(a: tessera_matrix) -> Result<&'a mut AnyMatrix> {
+fn check_matrix(a: tessera_matrix) -> Result<()> {
     if a.is_null() {
         return Err(Error::InvalidHandle("matrix A is NULL".into()));
     }
@@ -83,7 +70,27 @@ pub(crate) unsafe fn matrix_mut<'a>(a: tessera_matrix) -> Result<&'a mut AnyMatr
             "matrix {a:p} is not a live tessera matrix (destroyed, or not made by tessera_create_csr)"
         )));
     }
-    // SAFETY: as in `handle`: registered pointers are live Boxes of AnyMatrix.
+    Ok(())
+}
+
+/// The matrix behind `a`, shared: several threads may multiply with one matrix at once.
+///
+/// # Safety
+/// No mutable reference to the same matrix may be alive elsewhere.
+pub(crate) unsafe fn matrix<'a>(a: tessera_matrix) -> Result<&'a AnyMatrix> {
+    check_matrix(a)?;
+    // SAFETY: registered pointers are live Boxes of AnyMatrix (see `handle`); only shared
+    // references are made here, and mutation is excluded by the caller's contract.
+    Ok(unsafe { &*a.cast::<AnyMatrix>() })
+}
+
+/// The matrix behind `a`, mutably (analyze, update_values).
+///
+/// # Safety
+/// No other reference to the same matrix may be alive.
+pub(crate) unsafe fn matrix_mut<'a>(a: tessera_matrix) -> Result<&'a mut AnyMatrix> {
+    check_matrix(a)?;
+    // SAFETY: as in `matrix`; exclusivity is the caller's contract.
     Ok(unsafe { &mut *a.cast::<AnyMatrix>() })
 }
 

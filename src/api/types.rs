@@ -130,7 +130,8 @@ pub struct tessera_matrix_info {
     pub device_bytes: u64,
     /// Wall time of the last analyze, in milliseconds (0 before analyze).
     pub analysis_ms: f64,
-    /// 1 if spmv is bitwise reproducible run to run, else 0.
+    /// 1 if the non-transposed spmv is bitwise reproducible run to run, else 0 (the generic
+    /// TRANSPOSE path uses atomics on the GPU and is not).
     pub deterministic: i32,
     /// The chosen parameters as text, NUL-terminated.
     pub params: [c_char; 256],

@@ -189,8 +189,10 @@ fn rel_error(y: &[f64], r: &[f64]) -> f64 {
     }
 }
 
-/// Tolerance of a checked run: 10 eps sqrt(longest row), relative to max |ref|; loose enough
-/// for different summation orders, tight enough to catch a wrong entry.
+/// Tolerance of a checked run, relative to max |ref| (BENCHMARKING.md's error measure):
+/// 10·eps·sqrt(longest row), times 4 because an entry's rounding error scales with its row's
+/// sum of |a_ij·x_j|, which may exceed max |ref| when terms cancel. Still far below what one
+/// wrong entry gives.
 fn tolerance(eps: f64, max_row: usize) -> f64 {
     10.0 * eps * ((max_row.max(1)) as f64).sqrt() * 4.0
 }
