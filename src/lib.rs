@@ -3,6 +3,8 @@
 //! The safe Rust API is [`Handle`] and [`Matrix`]; the C API in `src/api/` is a thin layer over
 //! it. See `ARCHITECTURE.md` in the shared folder for the design.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod backend;
 pub mod csr;
