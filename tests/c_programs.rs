@@ -12,7 +12,7 @@
 //! parameters.
 
 mod common;
-use common::{lib_dir, root, run_checked, target_triple};
+use common::{fortran_compiler_or_skip, lib_dir, root, run_checked, target_triple};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -185,30 +185,10 @@ fn cpp_program_includes_the_header_twice_and_gets_correct_products() {
     run_program(&exe, &[], &[]);
 }
 
-/// The Fortran compiler: `$FC`, else `gfortran`; None when it cannot be run.
-fn fortran_compiler() -> Option<OsString> {
-    let fc = std::env::var_os("FC")
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "gfortran".into());
-    let ok = Command::new(&fc)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    ok.then_some(fc)
-}
-
 #[test]
 fn fortran_program_uses_the_module_with_one_based_indices_and_gets_correct_products() {
-    let Some(fc) = fortran_compiler() else {
-        if std::env::var("TESSERA_SKIP_FORTRAN").as_deref() == Ok("1") {
-            println!("skipped: no Fortran compiler (gfortran or $FC) and TESSERA_SKIP_FORTRAN=1");
-            return;
-        }
-        panic!(
-            "the Fortran test needs gfortran (or $FC): install it (apt-get install gfortran), \
-             or set TESSERA_SKIP_FORTRAN=1 to skip this test"
-        );
+    let Some(fc) = fortran_compiler_or_skip("the Fortran test") else {
+        return;
     };
     let dir = temp_dir();
     let moddir = dir.path().join("mod");

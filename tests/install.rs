@@ -7,7 +7,7 @@
 //! gfortran (or `$FC`) unless `TESSERA_SKIP_FORTRAN=1`.
 
 mod common;
-use common::{cdylib_name, lib_dir, root, run_checked, target_triple};
+use common::{cdylib_name, fortran_compiler_or_skip, lib_dir, root, run_checked, target_triple};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -206,24 +206,9 @@ fn c_program_links_the_installed_static_library_with_the_pkg_config_private_libs
 
 #[test]
 fn fortran_program_builds_against_the_installed_module_with_pkg_config() {
-    let fc = std::env::var_os("FC")
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "gfortran".into());
-    let have_fc = Command::new(&fc)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !have_fc {
-        if std::env::var("TESSERA_SKIP_FORTRAN").as_deref() == Ok("1") {
-            println!("skipped: no Fortran compiler (gfortran or $FC) and TESSERA_SKIP_FORTRAN=1");
-            return;
-        }
-        panic!(
-            "the installed-module test needs gfortran (or $FC): install it (apt-get install \
-             gfortran), or set TESSERA_SKIP_FORTRAN=1 to skip this test"
-        );
-    }
+    let Some(fc) = fortran_compiler_or_skip("the installed-module test") else {
+        return;
+    };
     let inst = install();
     assert!(
         inst.prefix.join("include/tessera.mod").is_file(),

@@ -68,3 +68,27 @@ pub fn run_checked(mut cmd: Command, what: &str) -> Output {
     }
     out
 }
+
+/// The Fortran compiler (`$FC`, else `gfortran`). Without one the calling test fails with a
+/// clear message, unless `TESSERA_SKIP_FORTRAN=1`: then it prints one skip line and gets None.
+pub fn fortran_compiler_or_skip(what: &str) -> Option<std::ffi::OsString> {
+    let fc = std::env::var_os("FC")
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "gfortran".into());
+    let ok = Command::new(&fc)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if ok {
+        return Some(fc);
+    }
+    if std::env::var("TESSERA_SKIP_FORTRAN").as_deref() == Ok("1") {
+        println!("skipped: no Fortran compiler (gfortran or $FC) and TESSERA_SKIP_FORTRAN=1");
+        return None;
+    }
+    panic!(
+        "{what} needs gfortran (or $FC): install it (apt-get install gfortran), or set \
+         TESSERA_SKIP_FORTRAN=1 to skip it"
+    );
+}
