@@ -113,6 +113,19 @@ pub fn check_dim(name: &str, v: i64) -> Result<usize> {
     Ok(v as usize)
 }
 
+/// An empty vector with room for `n` entries, or `AllocFailed` (instead of aborting the host
+/// process) when the memory is not there.
+fn try_vec<V>(n: usize, what: &str) -> Result<Vec<V>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        Error::AllocFailed(format!(
+            "could not allocate host memory for tessera's copy of {what} ({n} entries of {} bytes)",
+            std::mem::size_of::<V>()
+        ))
+    })?;
+    Ok(v)
+}
+
 impl<T: Scalar> Csr<T> {
     /// Validates the caller's arrays and copies them into tessera's own CSR.
     ///
@@ -168,9 +181,9 @@ impl<T: Scalar> Csr<T> {
                 nnz as i64 + base
             )));
         }
-        let mut row_ptr = Vec::with_capacity(rows + 1);
+        let mut row_ptr = try_vec(rows + 1, "row_ptr")?;
         row_ptr.extend((0..=rows).map(|i| (p.row_ptr.get(i) - base) as i32));
-        let mut col_ind = Vec::with_capacity(nnz);
+        let mut col_ind = try_vec(nnz, "col_ind")?;
         for row in 0..rows {
             for k in row_ptr[row] as usize..row_ptr[row + 1] as usize {
                 let c = p.col_ind.get(k);
@@ -184,15 +197,17 @@ impl<T: Scalar> Csr<T> {
                 col_ind.push((c - base) as i32);
             }
         }
+        let mut values = try_vec(nnz, "values")?;
+        values.extend_from_slice(p.values);
         let mut csr = Csr {
             rows,
             cols,
             row_ptr,
             col_ind,
-            values: p.values.to_vec(),
+            values,
             input_to_csr: None,
         };
-        csr.sort_rows();
+        csr.sort_rows()?;
         Ok(csr)
     }
 
@@ -232,7 +247,7 @@ impl<T: Scalar> Csr<T> {
             values,
             input_to_csr: None,
         };
-        csr.sort_rows();
+        csr.sort_rows()?;
         // Triplets have no "caller order" to update values in later: forget the permutation.
         csr.input_to_csr = None;
         Ok(csr)
@@ -240,15 +255,16 @@ impl<T: Scalar> Csr<T> {
 
     /// Sorts the columns of every row (stable, so duplicates keep their order) and remembers
     /// where each caller entry went.
-    fn sort_rows(&mut self) {
+    fn sort_rows(&mut self) -> Result<()> {
         let unsorted = (0..self.rows).any(|r| {
             let s = &self.col_ind[self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize];
             s.windows(2).any(|w| w[0] > w[1])
         });
         if !unsorted {
-            return;
+            return Ok(());
         }
-        let mut input_to_csr = vec![0u32; self.nnz()];
+        let mut input_to_csr = try_vec(self.nnz(), "the column-sorting map")?;
+        input_to_csr.resize(self.nnz(), 0u32);
         let mut order: Vec<usize> = Vec::new();
         let mut cols_tmp: Vec<i32> = Vec::new();
         let mut vals_tmp: Vec<T> = Vec::new();
@@ -268,6 +284,7 @@ impl<T: Scalar> Csr<T> {
             self.values[a..b].copy_from_slice(&vals_tmp);
         }
         self.input_to_csr = Some(input_to_csr);
+        Ok(())
     }
 
     /// Number of rows.
