@@ -12,7 +12,7 @@
 //! parameters.
 
 mod common;
-use common::{fortran_compiler_or_skip, lib_dir, root, run_checked, target_triple};
+use common::{fortran_compiler_or_skip, lib_dir, root, run_checked, strict_cc};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -20,27 +20,9 @@ use std::process::Command;
 
 /// A `cc::Build` set up for this machine without any build-script environment.
 fn build(out_dir: &Path, cpp: bool) -> cc::Build {
-    let triple = target_triple();
-    let mut b = cc::Build::new();
-    b.target(&triple)
-        .host(&triple)
-        .opt_level(0)
-        .debug(false)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .out_dir(out_dir)
-        .cpp(cpp)
-        .warnings(true)
-        .extra_warnings(true)
-        .warnings_into_errors(true)
-        .flag("-Wpedantic")
-        .include(root().join("include"))
+    let mut b = strict_cc(out_dir, cpp);
+    b.include(root().join("include"))
         .include(root().join("c-tests"));
-    if cpp {
-        b.std("c++17");
-    } else {
-        b.std("c99");
-    }
     b
 }
 

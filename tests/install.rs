@@ -7,7 +7,7 @@
 //! gfortran (or `$FC`) unless `TESSERA_SKIP_FORTRAN=1`.
 
 mod common;
-use common::{cdylib_name, fortran_compiler_or_skip, lib_dir, root, run_checked, target_triple};
+use common::{cdylib_name, fortran_compiler_or_skip, lib_dir, root, run_checked, strict_cc};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,22 +62,7 @@ fn pkg_config(prefix: &Path, args: &[&str]) -> Vec<String> {
 
 /// The C compiler from the `cc` crate, with strict C99 flags.
 fn c_compiler(out_dir: &Path) -> Command {
-    let triple = target_triple();
-    cc::Build::new()
-        .target(&triple)
-        .host(&triple)
-        .opt_level(0)
-        .debug(false)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .out_dir(out_dir)
-        .std("c99")
-        .warnings(true)
-        .extra_warnings(true)
-        .warnings_into_errors(true)
-        .flag("-Wpedantic")
-        .get_compiler()
-        .to_command()
+    strict_cc(out_dir, false).get_compiler().to_command()
 }
 
 /// Runs an installed-prefix program; asserts exit 0 and its "ok:" line.

@@ -92,3 +92,25 @@ pub fn fortran_compiler_or_skip(what: &str) -> Option<std::ffi::OsString> {
          TESSERA_SKIP_FORTRAN=1 to skip it"
     );
 }
+
+/// A `cc::Build` for this machine without any build-script environment, with the strict
+/// warnings the project promises (`-Wall -Wextra -Wpedantic -Werror`) and C99, or C++17 when
+/// `cpp`.
+pub fn strict_cc(out_dir: &std::path::Path, cpp: bool) -> cc::Build {
+    let triple = target_triple();
+    let mut b = cc::Build::new();
+    b.target(&triple)
+        .host(&triple)
+        .opt_level(0)
+        .debug(false)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .out_dir(out_dir)
+        .cpp(cpp)
+        .std(if cpp { "c++17" } else { "c99" })
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        .flag("-Wpedantic");
+    b
+}
