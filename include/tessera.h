@@ -339,8 +339,10 @@ tessera_status tessera_set_stream(tessera_handle handle, void *cuda_stream);
  * values of type `vt`. Columns may be unsorted within a row; duplicate entries add. tessera
  * validates the arrays (a malformed one is `TESSERA_STATUS_INVALID_MATRIX`, and
  * `tessera_last_error()` names the entry) and keeps its own copy: the caller's arrays may be
- * freed after the call. `col_ind` and `values` may be NULL when nnz = 0. On the host backend
- * the arrays are host memory.
+ * freed after the call. `col_ind` and `values` may be NULL when nnz = 0. On the CUDA backend
+ * each array may be host, device or managed memory (detected with `cuPointerGetAttributes`;
+ * device arrays are read after the work already queued on the handle's stream). On the host
+ * backend the arrays are host memory.
  *
  * # Safety
  * Each non-NULL array must be readable for its length; `A` must be NULL or writable.
@@ -372,7 +374,10 @@ tessera_status tessera_spmv(tessera_handle handle, tessera_operation op, const v
 
 /**
  * Replaces the values of A (same sparsity pattern), given in the same order as the `values`
- * array passed to `tessera_create_csr`; no re-analysis. The array may be freed after the call.
+ * array passed to `tessera_create_csr`; no re-analysis. On the CUDA backend `values` may be
+ * host memory (copied before the call returns; it may be freed at once) or device/managed
+ * memory (scattered by a kernel on the handle's stream: keep it unchanged until that stream
+ * has passed this point).
  *
  * # Safety
  * `values` must hold nnz readable values of A's type; A not used by another thread meanwhile.

@@ -126,6 +126,13 @@ fn try_vec<V>(n: usize, what: &str) -> Result<Vec<V>> {
     Ok(v)
 }
 
+/// `n` copies of `v`, or ALLOC_FAILED when the host cannot hold them.
+pub(crate) fn try_vec_filled<V: Clone>(n: usize, v: V, what: &str) -> Result<Vec<V>> {
+    let mut out = try_vec(n, what)?;
+    out.resize(n, v);
+    Ok(out)
+}
+
 impl<T: Scalar> Csr<T> {
     /// Validates the caller's arrays and copies them into tessera's own CSR.
     ///
@@ -318,6 +325,16 @@ impl<T: Scalar> Csr<T> {
             Some(p) => p[k] as usize,
             None => k,
         }
+    }
+
+    /// For each caller entry, its index in [`Csr::values`]; None when that is the identity.
+    pub fn input_map(&self) -> Option<&[u32]> {
+        self.input_to_csr.as_deref()
+    }
+
+    /// Values in CSR order, writable (the pattern stays as it is).
+    pub fn values_mut(&mut self) -> &mut [T] {
+        &mut self.values
     }
 
     /// Replaces the values, given in the caller's original entry order (same pattern).

@@ -1,7 +1,8 @@
 //! [`Handle`]: a backend, a device and a stream — the context every operation runs in.
 #![forbid(unsafe_code)]
 
-use crate::backend::cuda;
+use crate::backend::cuda::{self, Device};
+use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::types::BackendKind;
 
@@ -19,6 +20,7 @@ pub const DETERMINISTIC_ENV: &str = "TESSERA_DETERMINISTIC";
 pub struct Handle {
     backend: BackendKind,
     device: i32,
+    cuda: Option<Arc<Device>>,
     stream: usize,
     deterministic: bool,
 }
@@ -46,19 +48,20 @@ impl Handle {
                 "device_ordinal = {device} is negative"
             )));
         }
-        match backend {
-            BackendKind::Host if device != 0 => {
-                return Err(Error::InvalidValue(format!(
-                    "device_ordinal = {device}, but the host backend has only device 0"
-                )))
-            }
-            BackendKind::Host => {}
-            BackendKind::Cuda => cuda::probe(device)?,
+        if backend == BackendKind::Host && device != 0 {
+            return Err(Error::InvalidValue(format!(
+                "device_ordinal = {device}, but the host backend has only device 0"
+            )));
         }
+        let cuda = match backend {
+            BackendKind::Cuda => Some(Device::open(device)?),
+            BackendKind::Host => None,
+        };
         let deterministic = std::env::var(DETERMINISTIC_ENV).is_ok_and(|v| v.trim() == "1");
         Ok(Handle {
             backend,
             device,
+            cuda,
             stream: 0,
             deterministic,
         })
@@ -74,10 +77,33 @@ impl Handle {
         self.device
     }
 
-    /// Sets the CUDA stream work is ordered on (`0` is the default stream). The host backend
-    /// runs synchronously and only records it.
-    pub fn set_stream(&mut self, stream: usize) {
+    /// The CUDA device of a CUDA handle.
+    pub fn cuda(&self) -> Option<&Arc<Device>> {
+        self.cuda.as_ref()
+    }
+
+    /// The stream as the CUDA backend takes it.
+    pub fn cuda_stream(&self) -> cuda::Stream {
+        cuda::Stream(self.stream)
+    }
+
+    /// Sets the CUDA stream work is ordered on (`0` is the default stream; a `cudaStream_t` /
+    /// `CUstream` of the device's primary context otherwise, checked). The host backend runs
+    /// synchronously and only records it.
+    pub fn set_stream(&mut self, stream: usize) -> Result<()> {
+        if let Some(dev) = &self.cuda {
+            cuda::check_stream(dev, stream)?;
+        }
         self.stream = stream;
+        Ok(())
+    }
+
+    /// Waits for all work of this handle's stream (no-op on the host backend).
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.cuda {
+            Some(dev) => cuda::synchronize(dev, self.cuda_stream()),
+            None => Ok(()),
+        }
     }
 
     /// The stream set with [`Handle::set_stream`].

@@ -2,6 +2,8 @@
 //! product.
 #![forbid(unsafe_code)]
 
+use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::{self, DeviceVec};
 use crate::backend::host::{self, Prepared};
 use crate::csr::{Csr, CsrParts, RowStats};
 use crate::error::{Error, Result};
@@ -43,14 +45,31 @@ struct Analysis {
     deterministic: bool,
 }
 
+/// A method ready to run on the GPU (one variant per method).
+#[derive(Debug)]
+enum GpuMethod<T: Scalar> {
+    CsrVector(csr_vector::cuda::CsrVectorGpu<T>),
+}
+
+/// What analyze built on the device: the method (declared first, so its kernels go first) and
+/// the CSR arrays every method's TRANSPOSE and value update use.
+#[derive(Debug)]
+struct Gpu<T: Scalar> {
+    method: GpuMethod<T>,
+    csr: GpuCsr<T>,
+}
+
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).
-#[derive(Debug, Clone)]
-pub struct Matrix<T> {
+#[derive(Debug)]
+pub struct Matrix<T: Scalar> {
     csr: Csr<T>,
     stats: RowStats,
     backend: BackendKind,
     device: i32,
     analysis: Option<Analysis>,
+    gpu: Option<Gpu<T>>,
+    /// True after update_values from device memory: the device holds newer values than `csr`.
+    host_values_stale: bool,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -68,6 +87,8 @@ impl<T: Scalar> Matrix<T> {
             backend: handle.backend(),
             device: handle.device(),
             analysis: None,
+            gpu: None,
+            host_values_stale: false,
         }
     }
 
@@ -81,7 +102,9 @@ impl<T: Scalar> Matrix<T> {
         Ok(())
     }
 
-    /// The matrix in tessera's CSR (sorted columns, base 0).
+    /// The matrix in tessera's CSR (sorted columns, base 0). After
+    /// [`Matrix::update_values_device`] its values are those of the last analyze or host update
+    /// until [`Matrix::sync_host_values`] (or the next analyze) fetches the device's.
     pub fn csr(&self) -> &Csr<T> {
         &self.csr
     }
@@ -98,26 +121,44 @@ impl<T: Scalar> Matrix<T> {
         self.check_handle(handle)?;
         let start = Instant::now();
         let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
-        let (prepared, mut params, extra_bytes) = match algorithm {
-            Algorithm::CsrVector => {
-                let p = csr_vector::params::fixed_rule(&self.stats, host::HOST_SM_COUNT);
-                (
-                    Prepared::CsrVector(p),
-                    format!(
-                        "{p} grid={} (Reguly-Giles fixed rule, 5.4; {} blocks min for {} SMs)",
-                        p.grid_size(self.stats.rows),
-                        csr_vector::params::min_blocks(host::HOST_SM_COUNT),
-                        host::HOST_SM_COUNT
-                    ),
-                    csr_vector::format::extra_bytes(&self.csr),
-                )
-            }
-            other => {
-                return Err(Error::Internal(format!(
-                    "selector returned {other}, which has no host path"
-                )))
-            }
-        };
+        if algorithm != Algorithm::CsrVector {
+            return Err(Error::Internal(format!(
+                "selector returned {algorithm}, which has no implementation"
+            )));
+        }
+        if let Some(dev) = handle.cuda() {
+            let stream = handle.cuda_stream();
+            self.sync_host_values(handle)?;
+            // The old analysis goes first, so that its device memory can be reused; if this
+            // analysis fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
+            self.analysis = None;
+            self.gpu = None;
+            let fixed = csr_vector::params::fixed_rule(&self.stats, dev.sm_count());
+            let csr = GpuCsr::upload(dev, stream, &self.csr, fixed)?;
+            let method =
+                csr_vector::cuda::CsrVectorGpu::prepare(dev, stream, &csr, &self.stats, tuning)?;
+            handle.synchronize()?;
+            self.gpu = Some(Gpu {
+                method: GpuMethod::CsrVector(method),
+                csr,
+            });
+            self.analysis = Some(Analysis {
+                algorithm,
+                prepared: Prepared::CsrVector(fixed),
+                params: String::new(),
+                analysis_ms: start.elapsed().as_secs_f64() * 1e3,
+                extra_bytes: 0,
+                deterministic: true,
+            });
+            return Ok(());
+        }
+        let p = csr_vector::params::fixed_rule(&self.stats, host::HOST_SM_COUNT);
+        let mut params = format!(
+            "{p} grid={} (Reguly-Giles fixed rule, 5.4; {} blocks min for {} SMs)",
+            p.grid_size(self.stats.rows),
+            csr_vector::params::min_blocks(host::HOST_SM_COUNT),
+            host::HOST_SM_COUNT
+        );
         if tuning != Tuning::None {
             params.push_str(&format!(
                 "; tuning={tuning}: the host backend keeps the fixed rule (timing needs a GPU)"
@@ -125,13 +166,36 @@ impl<T: Scalar> Matrix<T> {
         }
         self.analysis = Some(Analysis {
             algorithm,
-            prepared,
+            prepared: Prepared::CsrVector(p),
             params,
             analysis_ms: start.elapsed().as_secs_f64() * 1e3,
-            extra_bytes,
+            extra_bytes: csr_vector::format::extra_bytes(&self.csr),
             deterministic: true,
         });
         Ok(())
+    }
+
+    /// On the CUDA backend after [`Matrix::update_values_device`]: copies the device's values
+    /// back into [`Matrix::csr`] (waits for the handle's stream). Otherwise a no-op.
+    pub fn sync_host_values(&mut self, handle: &Handle) -> Result<()> {
+        self.check_handle(handle)?;
+        if let (true, Some(gpu)) = (self.host_values_stale, &self.gpu) {
+            gpu.csr
+                .download_values(handle.cuda_stream(), self.csr.values_mut())?;
+        }
+        self.host_values_stale = false;
+        Ok(())
+    }
+
+    /// True when ONLINE tuning has settled (and always without ONLINE or before analyze).
+    pub fn tuning_settled(&self) -> bool {
+        match &self.gpu {
+            Some(Gpu {
+                method: GpuMethod::CsrVector(m),
+                ..
+            }) => m.settled(),
+            None => true,
+        }
     }
 
     /// True once [`Matrix::analyze`] succeeded.
@@ -187,6 +251,15 @@ impl<T: Scalar> Matrix<T> {
                 y.len()
             )));
         }
+        if let Some(dev) = handle.cuda() {
+            // Staged through device memory (allocates and waits): for tools and tests; C
+            // callers and solvers use spmv_device.
+            let dx = DeviceVec::from_slice(dev, x)?;
+            let dy = DeviceVec::from_slice(dev, y)?;
+            self.spmv_device(handle, op, alpha, dx.addr(), beta, dy.addr())?;
+            y.copy_from_slice(&dy.to_vec(handle.cuda_stream())?);
+            return Ok(());
+        }
         if alpha == T::ZERO {
             if beta == T::ZERO {
                 y.fill(T::ZERO);
@@ -199,11 +272,92 @@ impl<T: Scalar> Matrix<T> {
         Ok(())
     }
 
+    /// y = alpha*op(A)*x + beta*y on the CUDA backend with x and y in device-accessible memory
+    /// (device, managed or mapped pinned), given as device addresses: asynchronous on the
+    /// handle's stream, no allocation, no host synchronisation (capturable in a CUDA graph).
+    /// x must hold as many values as op(A) has columns and y as many as it has rows; a plain
+    /// host address is `InvalidPointer`, a too-short allocation `InvalidSize`.
+    pub fn spmv_device(
+        &self,
+        handle: &Handle,
+        op: Operation,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        self.check_handle(handle)?;
+        self.analysis()?;
+        let Some(dev) = handle.cuda() else {
+            return Err(Error::InvalidValue(
+                "spmv_device needs a CUDA handle; the host backend takes host slices (Matrix::spmv)".into(),
+            ));
+        };
+        let gpu = self.gpu.as_ref().ok_or_else(|| {
+            Error::Internal("a CUDA matrix was analyzed but has no device arrays".into())
+        })?;
+        let (xl, yl) = self.vector_lengths(op);
+        if yl == 0 {
+            return Ok(());
+        }
+        let sz = std::mem::size_of::<T>();
+        cuda::check_device_accessible(dev, y as usize, yl * sz, "y")?;
+        let stream = handle.cuda_stream();
+        if alpha == T::ZERO {
+            return if beta == T::ONE {
+                Ok(())
+            } else {
+                gpu.csr.scale(stream, yl, y, beta)
+            };
+        }
+        cuda::check_device_accessible(dev, x as usize, xl * sz, "x")?;
+        match (op, &gpu.method) {
+            (Operation::NonTranspose, GpuMethod::CsrVector(m)) => {
+                m.spmv(&gpu.csr, stream, alpha, x, beta, y)
+            }
+            (Operation::Transpose, _) => gpu.csr.spmv_transpose(stream, alpha, x, beta, y),
+        }
+    }
+
     /// New values for the same pattern, in the caller's original entry order; no re-analysis.
+    /// On the CUDA backend the device copy is updated too (and this waits for the upload).
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
         // CSR_VECTOR's value map is the identity: the CSR values are the method's values.
-        self.csr.set_values_from_input(values)
+        self.csr.set_values_from_input(values)?;
+        self.host_values_stale = false;
+        if let Some(gpu) = &self.gpu {
+            gpu.csr
+                .upload_values(handle.cuda_stream(), self.csr.values())?;
+        }
+        Ok(())
+    }
+
+    /// New values from device-accessible memory at device address `values` (nnz values, the
+    /// caller's original entry order), on the CUDA backend: the value-map scatter kernel runs
+    /// on the handle's stream, asynchronously. Before analyze the values are copied to the
+    /// host copy instead (waiting for the stream).
+    pub fn update_values_device(&mut self, handle: &Handle, values: u64) -> Result<()> {
+        self.check_handle(handle)?;
+        let Some(dev) = handle.cuda() else {
+            return Err(Error::InvalidValue(
+                "update_values_device needs a CUDA handle; the host backend takes a host slice".into(),
+            ));
+        };
+        let nnz = self.csr.nnz();
+        cuda::check_device_accessible(dev, values as usize, nnz * std::mem::size_of::<T>(), "values")?;
+        match &self.gpu {
+            Some(gpu) => {
+                gpu.csr.scatter_from_device(handle.cuda_stream(), values)?;
+                self.host_values_stale = true;
+            }
+            None => {
+                let mut v = crate::csr::try_vec_filled(nnz, T::ZERO, "values")?;
+                cuda::copy_to_host(dev, handle.cuda_stream(), values as usize, &mut v)?;
+                self.csr.set_values_from_input(&v)?;
+            }
+        }
+        Ok(())
     }
 
     /// Method, parameters, footprint and analysis time.
@@ -214,16 +368,30 @@ impl<T: Scalar> Matrix<T> {
             rows: self.csr.rows(),
             cols: self.csr.cols(),
             nnz: self.csr.nnz(),
-            device_bytes: (self.csr.bytes() + a.map_or(0, |a| a.extra_bytes)) as u64,
+            device_bytes: match &self.gpu {
+                Some(g) => g.csr.device_bytes() as u64,
+                None if self.backend == BackendKind::Cuda => 0,
+                None => (self.csr.bytes() + a.map_or(0, |a| a.extra_bytes)) as u64,
+            },
             analysis_ms: a.map_or(0.0, |a| a.analysis_ms),
             deterministic: a.is_none_or(|a| a.deterministic),
-            params: a.map_or_else(|| "not analyzed".to_string(), |a| a.params.clone()),
+            params: match (&self.gpu, a) {
+                (
+                    Some(Gpu {
+                        method: GpuMethod::CsrVector(m),
+                        ..
+                    }),
+                    _,
+                ) => m.describe(),
+                (None, Some(a)) => a.params.clone(),
+                (None, None) => "not analyzed".to_string(),
+            },
         }
     }
 }
 
 /// A matrix of either value type: what a C `tessera_matrix` points to.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum AnyMatrix {
     /// f32 values.
     F32(Matrix<f32>),

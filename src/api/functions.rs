@@ -77,17 +77,37 @@ pub unsafe extern "C" fn tessera_set_stream(
     guard("tessera_set_stream", || {
         // SAFETY: one thread per handle (documented contract).
         let h = unsafe { ptr::handle(handle) }?;
-        h.set_stream(cuda_stream as usize);
-        Ok(())
+        h.set_stream(cuda_stream as usize)
     })
 }
 
-fn index_slice<'a>(p: *const c_void, len: usize, it: IndexType, name: &str) -> Result<Indices<'a>> {
-    // SAFETY (both arms): the caller promises `len` readable indices of type `it` at `p`;
-    // ptr::slice checks NULL, alignment and size.
+/// A caller's index array seen from the host, in its index type.
+enum IndexArray<'a> {
+    I32(ptr::HostArray<'a, i32>),
+    I64(ptr::HostArray<'a, i64>),
+}
+
+impl IndexArray<'_> {
+    fn indices(&self) -> Indices<'_> {
+        match self {
+            IndexArray::I32(a) => Indices::I32(a.as_slice()),
+            IndexArray::I64(a) => Indices::I64(a.as_slice()),
+        }
+    }
+}
+
+fn index_array<'a>(
+    h: &Handle,
+    p: *const c_void,
+    len: usize,
+    it: IndexType,
+    name: &str,
+) -> Result<IndexArray<'a>> {
+    // SAFETY (both arms): the caller promises `len` readable indices of type `it` at `p` (host
+    // or, on CUDA, device memory); host_array checks NULL, alignment and size.
     Ok(match it {
-        IndexType::I32 => Indices::I32(unsafe { ptr::slice(p.cast::<i32>(), len, name) }?),
-        IndexType::I64 => Indices::I64(unsafe { ptr::slice(p.cast::<i64>(), len, name) }?),
+        IndexType::I32 => IndexArray::I32(unsafe { ptr::host_array(h, p.cast::<i32>(), len, name) }?),
+        IndexType::I64 => IndexArray::I64(unsafe { ptr::host_array(h, p.cast::<i64>(), len, name) }?),
     })
 }
 
@@ -103,7 +123,7 @@ fn create_typed<T: Scalar>(
     base: IndexBase,
 ) -> Result<Matrix<T>> {
     // SAFETY: the caller promises `nnz` readable values of A's type at `values`.
-    let values = unsafe { ptr::slice(values.cast::<T>(), nnz as usize, "values") }?;
+    let values = unsafe { ptr::host_array(h, values.cast::<T>(), nnz as usize, "values") }?;
     Matrix::new(
         h,
         CsrParts {
@@ -112,7 +132,7 @@ fn create_typed<T: Scalar>(
             nnz,
             row_ptr,
             col_ind,
-            values,
+            values: values.as_slice(),
             base,
         },
     )
@@ -123,8 +143,10 @@ fn create_typed<T: Scalar>(
 /// values of type `vt`. Columns may be unsorted within a row; duplicate entries add. tessera
 /// validates the arrays (a malformed one is `TESSERA_STATUS_INVALID_MATRIX`, and
 /// `tessera_last_error()` names the entry) and keeps its own copy: the caller's arrays may be
-/// freed after the call. `col_ind` and `values` may be NULL when nnz = 0. On the host backend
-/// the arrays are host memory.
+/// freed after the call. `col_ind` and `values` may be NULL when nnz = 0. On the CUDA backend
+/// each array may be host, device or managed memory (detected with `cuPointerGetAttributes`;
+/// device arrays are read after the work already queued on the handle's stream). On the host
+/// backend the arrays are host memory.
 ///
 /// # Safety
 /// Each non-NULL array must be readable for its length; `A` must be NULL or writable.
@@ -154,8 +176,9 @@ pub unsafe extern "C" fn tessera_create_csr(
             check_dim("cols", cols)?,
             check_dim("nnz", nnz)?,
         );
-        let row_ptr = index_slice(row_ptr, nrows + 1, it, "row_ptr")?;
-        let col_ind = index_slice(col_ind, nz, it, "col_ind")?;
+        let row_ptr = index_array(h, row_ptr, nrows + 1, it, "row_ptr")?;
+        let col_ind = index_array(h, col_ind, nz, it, "col_ind")?;
+        let (row_ptr, col_ind) = (row_ptr.indices(), col_ind.indices());
         let m = match vt {
             ValueType::F32 => AnyMatrix::F32(create_typed(
                 h, rows, cols, nnz, row_ptr, col_ind, values, base,
@@ -226,6 +249,19 @@ unsafe fn spmv_typed<T: Scalar>(
             "x and y overlap; tessera_spmv needs separate input and output vectors".into(),
         ));
     }
+    if h.cuda().is_some() {
+        for (p, name) in [(xa, "x"), (ya, "y")] {
+            if p % std::mem::align_of::<T>() != 0 {
+                return Err(Error::InvalidPointer(format!(
+                    "{name} = {p:#x} is not aligned to {} bytes",
+                    std::mem::align_of::<T>()
+                )));
+            }
+        }
+        // Device pointers: spmv_device checks that the GPU can reach them and that their
+        // allocations are long enough.
+        return m.spmv_device(h, op, alpha, xa as u64, beta, ya as u64);
+    }
     // SAFETY: x holds xl readable values, y yl writable ones (contract); ptr::slice* check
     // NULL/alignment/size, and the ranges were just checked to be disjoint.
     let xs = unsafe { ptr::slice(x.cast::<T>(), xl, "x") }?;
@@ -267,7 +303,10 @@ pub unsafe extern "C" fn tessera_spmv(
 }
 
 /// Replaces the values of A (same sparsity pattern), given in the same order as the `values`
-/// array passed to `tessera_create_csr`; no re-analysis. The array may be freed after the call.
+/// array passed to `tessera_create_csr`; no re-analysis. On the CUDA backend `values` may be
+/// host memory (copied before the call returns; it may be freed at once) or device/managed
+/// memory (scattered by a kernel on the handle's stream: keep it unchanged until that stream
+/// has passed this point).
 ///
 /// # Safety
 /// `values` must hold nnz readable values of A's type; A not used by another thread meanwhile.
@@ -282,7 +321,16 @@ pub unsafe extern "C" fn tessera_update_values(
         let h = unsafe { ptr::handle(handle) }?;
         // SAFETY: A not used concurrently (documented contract).
         let m = unsafe { ptr::matrix_mut(A) }?;
-        // SAFETY (both arms): `values` holds nnz values of A's type (contract).
+        if ptr::is_device_memory(h, values)? {
+            if (values as usize) % 4 != 0 {
+                return Err(Error::InvalidPointer(format!("values = {values:p} is misaligned")));
+            }
+            return match m {
+                AnyMatrix::F32(m) => m.update_values_device(h, values as u64),
+                AnyMatrix::F64(m) => m.update_values_device(h, values as u64),
+            };
+        }
+        // SAFETY (both arms): `values` holds nnz host values of A's type (contract).
         match m {
             AnyMatrix::F32(m) => {
                 let v = unsafe { ptr::slice(values.cast::<f32>(), m.csr().nnz(), "values") }?;

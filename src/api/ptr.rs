@@ -3,8 +3,10 @@
 //! foreign pointer is INVALID_HANDLE instead of undefined behaviour.
 
 use super::types::{tessera_handle, tessera_matrix};
+use crate::backend::cuda::{self, MemKind};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
+use std::ffi::c_void;
 use crate::matrix::AnyMatrix;
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
@@ -208,4 +210,75 @@ fn check_array<T>(p: *const T, len: usize, name: &str) -> Result<()> {
 pub(crate) unsafe fn scalar<T: Copy>(p: *const T, name: &str) -> Result<T> {
     // SAFETY: forwarded contract; length 1.
     unsafe { slice(p, 1, name) }.map(|s| s[0])
+}
+
+/// A caller's array seen from the host: borrowed when it is host memory, or a copy when a CUDA
+/// handle's pointer is device or managed memory.
+pub(crate) enum HostArray<'a, T> {
+    /// Host memory, read in place.
+    Borrowed(&'a [T]),
+    /// Copied from device or managed memory.
+    Staged(Vec<T>),
+}
+
+impl<T> HostArray<'_, T> {
+    /// The values.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            HostArray::Borrowed(s) => s,
+            HostArray::Staged(v) => v,
+        }
+    }
+}
+
+/// True when `h` is a CUDA handle and `p` is device or managed memory (to be read through the
+/// driver rather than dereferenced on the host).
+pub(crate) fn is_device_memory(h: &Handle, p: *const c_void) -> Result<bool> {
+    match h.cuda() {
+        Some(dev) if !p.is_null() => Ok(matches!(
+            cuda::pointer_info(dev, p as usize)?.kind,
+            MemKind::Device { .. } | MemKind::Managed
+        )),
+        _ => Ok(false),
+    }
+}
+
+/// The array at `p` of `len` `T`s as host values: in place for host memory (see [`slice`]),
+/// copied through the driver for device or managed memory of a CUDA handle (ordered on its
+/// stream; ALLOC_FAILED when the host cannot hold the copy, INVALID_SIZE when the allocation
+/// is shorter than `len`).
+///
+/// # Safety
+/// As [`slice`] for host memory; device memory must hold `len` `T`s.
+pub(crate) unsafe fn host_array<'a, T: Copy + Default>(
+    h: &Handle,
+    p: *const T,
+    len: usize,
+    name: &str,
+) -> Result<HostArray<'a, T>> {
+    if len == 0 {
+        return Ok(HostArray::Borrowed(&[]));
+    }
+    check_array(p, len, name)?;
+    if let (true, Some(dev)) = (is_device_memory(h, p.cast())?, h.cuda()) {
+        let bytes = len * std::mem::size_of::<T>();
+        if let Some(left) = cuda::pointer_info(dev, p as usize)?.bytes_left {
+            if left < bytes as u64 {
+                return Err(Error::InvalidSize(format!(
+                    "{name} must hold {len} entries ({bytes} bytes) but its device allocation has {left} bytes from {p:p} on"
+                )));
+            }
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| {
+            Error::AllocFailed(format!(
+                "could not allocate {bytes} bytes of host memory to copy {name} from the device"
+            ))
+        })?;
+        v.resize(len, T::default());
+        cuda::copy_to_host(dev, h.cuda_stream(), p as usize, &mut v)?;
+        return Ok(HostArray::Staged(v));
+    }
+    // SAFETY: host memory; forwarded contract.
+    Ok(HostArray::Borrowed(unsafe { slice(p, len, name) }?))
 }

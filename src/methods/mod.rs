@@ -1,6 +1,8 @@
 //! The SpMV methods, one folder each (ARCHITECTURE §3), plus what they share: the value map
 //! scatter used by `update_values` and the generic transpose over CSR.
-#![forbid(unsafe_code)]
+// `deny`, not `forbid`: each method's `cuda.rs` opts back in (CONVENTIONS §6); format.rs,
+// reference.rs and params.rs forbid it themselves.
+#![deny(unsafe_code)]
 
 pub mod csr_vector;
 pub mod transpose;

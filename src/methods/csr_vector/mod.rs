@@ -2,6 +2,9 @@
 //! threads share a row, each thread group handles `repeat` rows, `block_size` threads per block.
 //! The format is the CSR itself (no conversion); `value_slot` is the identity.
 
+// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+#[allow(unsafe_code)]
+pub mod cuda;
 pub mod format;
 pub mod params;
 pub mod reference;

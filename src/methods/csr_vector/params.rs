@@ -1,12 +1,16 @@
 //! CSR_VECTOR's tunables and the paper's fixed rule (Reguly & Giles 2012, §5.4), plus the
 //! candidate sets for QUICK/EXHAUSTIVE tuning and the neighbourhood ONLINE tuning walks (§6).
 //!
-//! Kernel defines (`kernels/csr_vector.cu`, when the CUDA backend lands): `COOP`, `REPEAT`,
-//! `BLOCK_SIZE`, `VALUE_T`.
+//! Kernel defines (`kernels/csr_vector.cu`): `COOP` only, one of [`COOP_VALUES`]. The block
+//! size and `repeat` are launch arguments, so one module per `coop` serves every block size and
+//! repeat that tuning tries; the value type is in the entry point's name (`_f32`/`_f64`).
 #![forbid(unsafe_code)]
 
 use crate::csr::RowStats;
 use std::fmt;
+
+/// Every `coop` the kernel is built for (§5.1: powers of two up to the warp size).
+pub const COOP_VALUES: &[i64] = &[1, 2, 4, 8, 16, 32];
 
 /// The paper's GPU (Tesla C2070/M2070, Fermi) had 14 SMs.
 pub(crate) const PAPER_SM_COUNT: u32 = 14;
@@ -16,8 +20,8 @@ pub(crate) const PAPER_MIN_BLOCKS: u32 = 1500;
 pub(crate) const FIXED_BLOCK_SIZE: u32 = 128;
 /// Warp size: the largest `coop` (§5.1).
 pub(crate) const WARP: u32 = 32;
-/// §6 step 4: block sizes move in steps of 32 between these bounds (96 is the f32 floor, 64 f64;
-/// we use 64 for both).
+/// §6 step 4: block sizes move in steps of 32 between these bounds; the floor is 96 in single
+/// and 64 in double precision ([`block_size_floor`]). The candidate sets use 64 for both.
 pub(crate) const BLOCK_SIZE_MIN: u32 = 64;
 /// §6 step 4 upper bound.
 pub(crate) const BLOCK_SIZE_MAX: u32 = 512;
@@ -64,11 +68,23 @@ impl fmt::Display for Params {
     }
 }
 
+/// §6 step 4's lower bound on the block size: 96 threads in single, 64 in double precision.
+pub fn block_size_floor(is_f64: bool) -> u32 {
+    if is_f64 {
+        64
+    } else {
+        96
+    }
+}
+
 /// The smallest number of blocks the fixed rule aims for on a device with `sm_count` SMs.
 ///
 /// §5.4 asks for "at least 1500 blocks" on the paper's 14-SM Fermi: about 107 blocks per SM. We
-/// keep that per-SM figure, `ceil(1500 * sm_count / 14)`, so an H100 (132 SMs) aims for 14,143
-/// blocks. The host backend has no SMs and uses the paper's 14.
+/// keep that per-SM figure, `ceil(1500 * sm_count / 14)`, so an H100 or H200 (132 SMs) aims for
+/// 14,143 blocks: the same number of waves of resident blocks per SM as on the paper's GPU,
+/// which is what the rule is about (load balance across SMs vs. data reuse within a group).
+/// The host backend has no SMs and uses the paper's 14; the CUDA backend reads the device's
+/// `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
 pub fn min_blocks(sm_count: u32) -> usize {
     (PAPER_MIN_BLOCKS as usize * sm_count.max(1) as usize).div_ceil(PAPER_SM_COUNT as usize)
 }
@@ -141,6 +157,298 @@ pub fn candidates(stats: &RowStats, sm_count: u32, exhaustive: bool) -> Vec<Para
     out
 }
 
+/// How many timed calls each ONLINE candidate gets; its time is their minimum (the paper times
+/// one call per candidate and notes that noise then matters, §6; three damp it cheaply).
+pub const ONLINE_SAMPLES: u32 = 3;
+/// §6 step 1: a change in time above 5% sends the search to `repeat` (step 3), below to `coop`.
+pub const ONLINE_STEP1_THRESHOLD: f64 = 0.05;
+/// A candidate replaces the best so far only when at least 2% faster, so that noise cannot walk
+/// the search to a setting slower than the fixed rule it started from.
+pub const ONLINE_MIN_GAIN: f64 = 0.02;
+
+/// Where the ONLINE search is (paper §6, steps 1-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlinePhase {
+    /// Timing the fixed rule.
+    Baseline,
+    /// Step 1: halved `repeat` (twice the blocks).
+    Step1,
+    /// Step 2: doubling `coop` (the first try also sets the block size to 192).
+    CoopUp {
+        /// True for the first doubling (whose failure turns the search downwards).
+        first: bool,
+    },
+    /// Step 2, other way: halving `coop`.
+    CoopDown,
+    /// Step 3: halving `repeat` further.
+    RepeatDown,
+    /// Step 3: doubling `repeat`.
+    RepeatUp,
+    /// Step 4: block size +32.
+    BlockUp {
+        /// True for the first step (whose failure turns the search downwards).
+        first: bool,
+    },
+    /// Step 4: block size -32.
+    BlockDown,
+    /// Settled on the best setting.
+    Done,
+}
+
+/// The run-time tuner of §6: it proposes a setting, is told how long calls with it took, and
+/// walks the neighbourhood of the fixed rule until no step helps. Pure logic: the CUDA backend
+/// times the calls with events and feeds the times in.
+#[derive(Debug, Clone)]
+pub struct OnlineTuner {
+    fixed: Params,
+    best: Params,
+    best_ms: f64,
+    fixed_ms: f64,
+    trial: Params,
+    samples: Vec<f64>,
+    phase: OnlinePhase,
+    rows: usize,
+    block_floor: u32,
+    timed_calls: u32,
+}
+
+impl OnlineTuner {
+    /// Starts from the fixed rule's `fixed` for a matrix of `rows` rows.
+    pub fn new(fixed: Params, rows: usize, is_f64: bool) -> Self {
+        OnlineTuner {
+            fixed,
+            best: fixed,
+            best_ms: f64::INFINITY,
+            fixed_ms: f64::INFINITY,
+            trial: fixed,
+            samples: Vec::new(),
+            phase: OnlinePhase::Baseline,
+            rows,
+            block_floor: block_size_floor(is_f64),
+            timed_calls: 0,
+        }
+    }
+
+    /// The setting to time next, or None once settled.
+    pub fn trial(&self) -> Option<Params> {
+        (self.phase != OnlinePhase::Done).then_some(self.trial)
+    }
+
+    /// The best setting measured so far (the fixed rule until something beats it).
+    pub fn best(&self) -> Params {
+        self.best
+    }
+
+    /// The fixed rule the search started from.
+    pub fn fixed(&self) -> Params {
+        self.fixed
+    }
+
+    /// The phase.
+    pub fn phase(&self) -> OnlinePhase {
+        self.phase
+    }
+
+    /// True once settled.
+    pub fn is_done(&self) -> bool {
+        self.phase == OnlinePhase::Done
+    }
+
+    /// Calls timed so far.
+    pub fn timed_calls(&self) -> u32 {
+        self.timed_calls
+    }
+
+    /// The best time measured, in milliseconds (infinite before the first).
+    pub fn best_ms(&self) -> f64 {
+        self.best_ms
+    }
+
+    /// The fixed rule's measured time, in milliseconds (infinite before it is measured).
+    pub fn fixed_ms(&self) -> f64 {
+        self.fixed_ms
+    }
+
+    /// Records the time of one call made with [`OnlineTuner::trial`]'s setting. A time that
+    /// is not finite and positive is ignored.
+    pub fn record(&mut self, ms: f64) {
+        if self.phase == OnlinePhase::Done || !(ms.is_finite() && ms > 0.0) {
+            return;
+        }
+        self.timed_calls += 1;
+        self.samples.push(ms);
+        if self.samples.len() < ONLINE_SAMPLES as usize {
+            return;
+        }
+        let t = self.samples.iter().copied().fold(f64::INFINITY, f64::min);
+        self.samples.clear();
+        self.advance(t);
+    }
+
+    fn valid(&self, p: Params) -> bool {
+        p.is_valid() && p.block_size >= self.block_floor && p.block_size <= BLOCK_SIZE_MAX
+    }
+
+    /// Moves to `phase` trying `p`, or, when `p` is not a valid step, on to `otherwise`.
+    fn try_or(&mut self, phase: OnlinePhase, p: Params, otherwise: fn(&mut Self)) {
+        if self.valid(p) && p != self.best {
+            self.phase = phase;
+            self.trial = p;
+        } else {
+            otherwise(self);
+        }
+    }
+
+    fn step2(&mut self) {
+        let p = Params {
+            coop: self.best.coop * 2,
+            block_size: 192,
+            ..self.best
+        };
+        if p.coop <= WARP {
+            self.try_or(OnlinePhase::CoopUp { first: true }, p, Self::coop_down);
+        } else {
+            self.coop_down();
+        }
+    }
+
+    fn coop_down(&mut self) {
+        let p = Params {
+            coop: self.best.coop / 2,
+            ..self.best
+        };
+        self.try_or(OnlinePhase::CoopDown, p, Self::step4);
+    }
+
+    fn step4(&mut self) {
+        let p = Params {
+            block_size: self.best.block_size + 32,
+            ..self.best
+        };
+        self.try_or(OnlinePhase::BlockUp { first: true }, p, Self::block_down);
+    }
+
+    fn block_down(&mut self) {
+        let p = Params {
+            block_size: self.best.block_size.saturating_sub(32),
+            ..self.best
+        };
+        self.try_or(OnlinePhase::BlockDown, p, Self::finish);
+    }
+
+    fn finish(&mut self) {
+        self.phase = OnlinePhase::Done;
+        self.trial = self.best;
+    }
+
+    fn repeat_down(&mut self) {
+        let p = Params {
+            repeat: self.best.repeat / 2,
+            ..self.best
+        };
+        self.try_or(OnlinePhase::RepeatDown, p, Self::step4);
+    }
+
+    fn repeat_up(&mut self) {
+        let p = Params {
+            repeat: self.best.repeat * 2,
+            ..self.best
+        };
+        // More repeat than rows would leave a single block doing everything.
+        if self.best.grid_size(self.rows) > 1 {
+            self.try_or(OnlinePhase::RepeatUp, p, Self::step4);
+        } else {
+            self.step4();
+        }
+    }
+
+    fn advance(&mut self, t: f64) {
+        let improved = t < self.best_ms * (1.0 - ONLINE_MIN_GAIN);
+        let tried = self.trial;
+        if improved {
+            self.best = tried;
+            self.best_ms = t;
+        }
+        match self.phase {
+            OnlinePhase::Baseline => {
+                self.best_ms = t;
+                self.fixed_ms = t;
+                let p = Params {
+                    repeat: self.fixed.repeat / 2,
+                    ..self.fixed
+                };
+                self.try_or(OnlinePhase::Step1, p, Self::step2);
+            }
+            OnlinePhase::Step1 => {
+                // Step 1: the change against the fixed rule decides between steps 3 and 2.
+                let change = (t - self.fixed_ms) / self.fixed_ms;
+                if change < -ONLINE_STEP1_THRESHOLD {
+                    self.repeat_down();
+                } else if change > ONLINE_STEP1_THRESHOLD {
+                    self.repeat_up();
+                } else {
+                    self.step2();
+                }
+            }
+            OnlinePhase::CoopUp { first } => {
+                if improved {
+                    let p = Params {
+                        coop: self.best.coop * 2,
+                        ..self.best
+                    };
+                    self.try_or(OnlinePhase::CoopUp { first: false }, p, Self::step4);
+                } else if first {
+                    self.coop_down();
+                } else {
+                    self.step4();
+                }
+            }
+            OnlinePhase::CoopDown => {
+                if improved {
+                    self.coop_down();
+                } else {
+                    self.step4();
+                }
+            }
+            OnlinePhase::RepeatDown => {
+                if improved {
+                    self.repeat_down();
+                } else {
+                    self.step4();
+                }
+            }
+            OnlinePhase::RepeatUp => {
+                if improved {
+                    self.repeat_up();
+                } else {
+                    self.step4();
+                }
+            }
+            OnlinePhase::BlockUp { first } => {
+                if improved {
+                    let p = Params {
+                        block_size: self.best.block_size + 32,
+                        ..self.best
+                    };
+                    self.try_or(OnlinePhase::BlockUp { first: false }, p, Self::finish);
+                } else if first {
+                    self.block_down();
+                } else {
+                    self.finish();
+                }
+            }
+            OnlinePhase::BlockDown => {
+                if improved {
+                    self.block_down();
+                } else {
+                    self.finish();
+                }
+            }
+            OnlinePhase::Done => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +501,70 @@ mod tests {
             assert!(c.iter().all(Params::is_valid));
             assert!(c.len() > if exhaustive { 200 } else { 4 });
         }
+    }
+
+    /// Drives a tuner with a cost model until it settles; returns it and the calls it took.
+    fn settle(fixed: Params, rows: usize, cost: impl Fn(Params) -> f64) -> OnlineTuner {
+        let mut t = OnlineTuner::new(fixed, rows, true);
+        let mut calls = 0;
+        while let Some(p) = t.trial() {
+            assert!(p.is_valid() && p.block_size >= 64 && p.block_size <= 512, "{p}");
+            t.record(cost(p));
+            calls += 1;
+            assert!(calls < 200, "the search does not settle");
+        }
+        assert_eq!(t.timed_calls(), calls);
+        t
+    }
+
+    #[test]
+    fn online_tuning_finds_a_better_coop_and_block_size_and_never_ends_slower() {
+        let fixed = Params {
+            coop: 4,
+            repeat: 8,
+            block_size: 128,
+        };
+        // Best at coop 16, block 256; repeat indifferent.
+        let cost = |p: Params| {
+            1.0 + 0.1 * (p.coop as f64 / 16.0).log2().abs()
+                + 0.01 * ((p.block_size as f64 - 256.0) / 32.0).abs()
+        };
+        let t = settle(fixed, 1_000_000, cost);
+        assert_eq!(t.best().coop, 16);
+        assert!(cost(t.best()) < cost(fixed) * 0.9);
+        assert!(t.best().block_size > 128);
+    }
+
+    #[test]
+    fn online_tuning_follows_repeat_when_halving_it_changes_time_by_more_than_5_percent() {
+        let fixed = Params {
+            coop: 4,
+            repeat: 16,
+            block_size: 128,
+        };
+        // Fewer rows per group is much better, down to repeat 2.
+        let cost = |p: Params| 1.0 + 0.2 * (p.repeat as f64 / 2.0).log2().abs();
+        let t = settle(fixed, 1_000_000, cost);
+        assert_eq!(t.best().repeat, 2);
+        assert_eq!(t.best().coop, 4);
+    }
+
+    #[test]
+    fn online_tuning_keeps_the_fixed_rule_when_nothing_is_faster_or_times_are_noise() {
+        let fixed = Params {
+            coop: 8,
+            repeat: 4,
+            block_size: 128,
+        };
+        // Everything else 1% slower (within noise): the fixed rule stays.
+        let t = settle(fixed, 1_000_000, |p| if p == fixed { 1.0 } else { 0.99 });
+        assert_eq!(t.best(), fixed);
+        let t = settle(fixed, 1_000_000, |p| if p == fixed { 1.0 } else { 1.5 });
+        assert_eq!(t.best(), fixed);
+        // Bad samples are ignored.
+        let mut t = OnlineTuner::new(fixed, 10, false);
+        t.record(f64::NAN);
+        t.record(-1.0);
+        assert_eq!(t.timed_calls(), 0);
     }
 }

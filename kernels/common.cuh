@@ -1,0 +1,36 @@
+// common.cuh — prepended as text to every kernel file by tessera (src/backend/cuda/kernels.rs)
+// before NVRTC compiles it. NVRTC has no host headers, so this file includes nothing.
+//
+// Conventions (CONVENTIONS.md §9-10): entry points are `extern "C" __global__`, named
+// <method>_<step>_<f32|f64>, and instantiated for both value types by TESSERA_INSTANTIATE from
+// one templated body. Every tunable is a -D define with a default in the kernel file.
+
+#define TESSERA_FULL_MASK 0xffffffffu
+
+// Sum over aligned groups of WIDTH lanes (WIDTH a power of two <= 32). Lane 0 of each group
+// receives its group's sum. The tree order is fixed, so the result is bitwise reproducible.
+// Every lane of the warp must call this (full mask).
+template <int WIDTH, typename T>
+__device__ __forceinline__ T tessera_group_sum(T v) {
+#pragma unroll
+    for (int offset = WIDTH / 2; offset > 0; offset >>= 1) {
+        v += __shfl_down_sync(TESSERA_FULL_MASK, v, offset, WIDTH);
+    }
+    return v;
+}
+
+// Matrix data is read once per product: load it with the streaming (evict-first) hint so that
+// x, which is reused across rows, keeps its place in L2.
+template <typename T>
+__device__ __forceinline__ T tessera_stream_load(const T *p) {
+    return __ldcs(p);
+}
+
+// x is read-only for the whole kernel and reused: the read-only (non-coherent) path.
+template <typename T>
+__device__ __forceinline__ T tessera_ro_load(const T *p) {
+    return __ldg(p);
+}
+
+// Instantiate M(type, suffix) for every value type tessera computes in.
+#define TESSERA_INSTANTIATE(M) M(float, f32) M(double, f64)

@@ -1,0 +1,221 @@
+//! The matrix's CSR arrays on the device, with the method-independent kernels that work on
+//! them: y scaling (alpha = 0, and before the atomic transpose), the value map scatter of
+//! `tessera_update_values`, and the transpose product over CSR (every method's TRANSPOSE path).
+
+use super::kernels::{self, KernelSpec};
+use super::{arg, launch, Device, DeviceBuffer, Function, Stream};
+use crate::csr::Csr;
+use crate::error::{Error, Result};
+use crate::methods::csr_vector::Params;
+use crate::scalar::Scalar;
+use crate::types::ValueType;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// `f32` or `f64`: the suffix of a kernel's entry point for `T`.
+pub(crate) fn suffix<T: Scalar>() -> &'static str {
+    match T::VALUE_TYPE {
+        ValueType::F32 => "f32",
+        ValueType::F64 => "f64",
+    }
+}
+
+/// Threads per block of the element-wise kernels.
+const UTIL_BLOCK: u32 = 256;
+
+/// CSR arrays in device memory plus the generic kernels (the functions are declared first so
+/// that they, and their modules, go before the buffers and the device).
+pub struct GpuCsr<T> {
+    scale: Function,
+    scatter: Function,
+    transpose: Function,
+    transpose_params: Params,
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    row_ptr: DeviceBuffer,
+    col_ind: DeviceBuffer,
+    values: DeviceBuffer,
+    /// Caller entry k -> position in `values`; None when that is the identity (sorted input).
+    slot: Option<DeviceBuffer>,
+    dev: Arc<Device>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for GpuCsr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GpuCsr({} x {}, nnz {}, {} device bytes)",
+            self.rows,
+            self.cols,
+            self.nnz,
+            self.device_bytes()
+        )
+    }
+}
+
+impl<T: Scalar> GpuCsr<T> {
+    /// Uploads `csr` (and its value map when the caller's entry order was not CSR order) and
+    /// loads the generic kernels; the transpose runs with `transpose_params`' coop and repeat.
+    pub fn upload(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>, transpose_params: Params) -> Result<Self> {
+        let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+        let tr = dev.module(&KernelSpec::new(
+            &kernels::TRANSPOSE,
+            &[transpose_params.coop as i64],
+        )?)?;
+        let s = suffix::<T>();
+        let scale = util.function(&format!("util_scale_{s}"))?;
+        let scatter = util.function(&format!("util_scatter_{s}"))?;
+        let transpose = tr.function(&format!("transpose_spmv_{s}"))?;
+        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
+        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
+        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
+        let slot = match csr.input_map() {
+            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
+            None => None,
+        };
+        Ok(GpuCsr {
+            scale,
+            scatter,
+            transpose,
+            transpose_params,
+            rows: csr.rows(),
+            cols: csr.cols(),
+            nnz: csr.nnz(),
+            row_ptr,
+            col_ind,
+            values,
+            slot,
+            dev: dev.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// Bytes of device memory this CSR holds (exact: the sum of its allocations).
+    pub fn device_bytes(&self) -> usize {
+        self.row_ptr.bytes()
+            + self.col_ind.bytes()
+            + self.values.bytes()
+            + self.slot.as_ref().map_or(0, DeviceBuffer::bytes)
+    }
+
+    /// Device addresses of row_ptr, col_ind and values.
+    pub fn arrays(&self) -> (u64, u64, u64) {
+        (self.row_ptr.addr(), self.col_ind.addr(), self.values.addr())
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
+    }
+
+    fn util_grid(&self, n: usize) -> usize {
+        n.div_ceil(UTIL_BLOCK as usize)
+            .clamp(1, 32 * self.dev.sm_count().max(1) as usize)
+    }
+
+    /// y[0..n] = beta*y (y = 0 when beta = 0, without reading y).
+    pub fn scale(&self, stream: Stream, n: usize, y: u64, beta: T) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let (mut n64, mut y, mut beta) = (n as i64, y, beta);
+        let mut args = [arg(&mut n64), arg(&mut y), arg(&mut beta)];
+        // SAFETY: util_scale_<T>(long long n, T* y, T beta); y holds n values (checked by the
+        // caller with check_device_accessible).
+        unsafe { launch(&self.dev, &self.scale, self.util_grid(n), UTIL_BLOCK, stream, &mut args) }
+    }
+
+    /// y = alpha*A^T*x + beta*y: scale y, then the atomic transpose kernel.
+    pub fn spmv_transpose(&self, stream: Stream, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        self.scale(stream, self.cols, y, beta)?;
+        if self.rows == 0 || self.nnz == 0 {
+            return Ok(());
+        }
+        let p = self.transpose_params;
+        let (rp, ci, va) = self.arrays();
+        let (mut rows, mut rp, mut ci, mut va, mut x, mut y, mut alpha, mut repeat) =
+            (self.rows as i32, rp, ci, va, x, y, alpha, p.repeat as i32);
+        let mut args = [
+            arg(&mut rows),
+            arg(&mut rp),
+            arg(&mut ci),
+            arg(&mut va),
+            arg(&mut x),
+            arg(&mut y),
+            arg(&mut alpha),
+            arg(&mut repeat),
+        ];
+        // SAFETY: transpose_spmv_<T>(int rows, const int* row_ptr, const int* col_ind,
+        // const T* values, const T* x, T* y, T alpha, int repeat); the CSR arrays are ours and
+        // valid; x holds rows values and y cols values (checked by the caller).
+        unsafe {
+            launch(
+                &self.dev,
+                &self.transpose,
+                p.grid_size(self.rows),
+                p.block_size,
+                stream,
+                &mut args,
+            )
+        }
+    }
+
+    /// New values from device-readable memory at `src`, in the caller's entry order: the value
+    /// map scatter kernel, ordered on `stream` (asynchronous).
+    pub fn scatter_from_device(&self, stream: Stream, src: u64) -> Result<()> {
+        if self.nnz == 0 {
+            return Ok(());
+        }
+        let (mut n, mut src, mut slot, mut dst) = (
+            self.nnz as i64,
+            src,
+            self.slot.as_ref().map_or(0, DeviceBuffer::addr),
+            self.values.addr(),
+        );
+        let mut args = [arg(&mut n), arg(&mut src), arg(&mut slot), arg(&mut dst)];
+        // SAFETY: util_scatter_<T>(long long n, const T* src, const unsigned* slot, T* dst);
+        // src holds nnz values (checked by the caller), slot (or NULL) nnz indices < nnz, dst
+        // nnz values.
+        unsafe {
+            launch(
+                &self.dev,
+                &self.scatter,
+                self.util_grid(self.nnz),
+                UTIL_BLOCK,
+                stream,
+                &mut args,
+            )
+        }
+    }
+
+    /// New values in CSR order from the host (waits for the copy).
+    pub fn upload_values(&self, stream: Stream, csr_values: &[T]) -> Result<()> {
+        if csr_values.len() != self.nnz {
+            return Err(Error::Internal(format!(
+                "{} values uploaded to a CSR of nnz {}",
+                csr_values.len(),
+                self.nnz
+            )));
+        }
+        super::copy_to_device(&self.dev, stream, csr_values, self.values.addr() as usize)
+    }
+
+    /// The device's values in CSR order (waits for work on `stream`).
+    pub fn download_values(&self, stream: Stream, dst: &mut [T]) -> Result<()> {
+        if dst.len() != self.nnz {
+            return Err(Error::Internal(format!(
+                "{} values downloaded from a CSR of nnz {}",
+                dst.len(),
+                self.nnz
+            )));
+        }
+        super::copy_to_host(&self.dev, stream, self.values.addr() as usize, dst)
+    }
+}

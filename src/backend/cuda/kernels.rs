@@ -1,0 +1,162 @@
+//! The kernel sources, embedded in the library, and the `-D` specialisations the code can ask
+//! for. `common.cuh` is prepended as text to each file (ARCHITECTURE §2). [`all_specs`] lists
+//! every specialisation any code path can request; the CI compile check compiles each of them
+//! for sm_80 and sm_90, and [`KernelSpec::new`] refuses a define value outside that list, so the
+//! two cannot drift apart.
+#![forbid(unsafe_code)]
+
+use crate::error::{Error, Result};
+use crate::methods::csr_vector::params::COOP_VALUES;
+
+/// Text prepended to every kernel file.
+pub const COMMON: &str = include_str!("../../../kernels/common.cuh");
+
+/// One `.cu` file and the values each of its defines may take.
+#[derive(Debug)]
+pub struct KernelFile {
+    /// File name under `kernels/`.
+    pub name: &'static str,
+    /// Its text.
+    pub source: &'static str,
+    /// Each define and its allowed values (the first is the file's own default).
+    pub defines: &'static [(&'static str, &'static [i64])],
+}
+
+/// CSR_VECTOR's SpMV (Reguly & Giles).
+pub const CSR_VECTOR: KernelFile = KernelFile {
+    name: "csr_vector.cu",
+    source: include_str!("../../../kernels/csr_vector.cu"),
+    defines: &[("COOP", COOP_VALUES)],
+};
+
+/// The atomic transpose product over CSR (every method's TRANSPOSE path).
+pub const TRANSPOSE: KernelFile = KernelFile {
+    name: "transpose.cu",
+    source: include_str!("../../../kernels/transpose.cu"),
+    defines: &[("COOP", COOP_VALUES)],
+};
+
+/// y scaling and the value-map scatter.
+pub const UTIL: KernelFile = KernelFile {
+    name: "util.cu",
+    source: include_str!("../../../kernels/util.cu"),
+    defines: &[],
+};
+
+/// Every kernel file.
+pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &TRANSPOSE, &UTIL];
+
+/// One specialisation: a file and a value for each of its defines.
+#[derive(Debug, Clone)]
+pub struct KernelSpec {
+    file: &'static KernelFile,
+    values: Vec<i64>,
+}
+
+impl KernelSpec {
+    /// `file` with `values` for its defines, in the order of `file.defines`.
+    pub fn new(file: &'static KernelFile, values: &[i64]) -> Result<KernelSpec> {
+        if values.len() != file.defines.len() {
+            return Err(Error::Internal(format!(
+                "{} takes {} defines, {} given",
+                file.name,
+                file.defines.len(),
+                values.len()
+            )));
+        }
+        for ((name, allowed), v) in file.defines.iter().zip(values) {
+            if !allowed.contains(v) {
+                return Err(Error::Internal(format!(
+                    "{}: -D{name}={v} is not among the compiled-and-checked values {allowed:?}",
+                    file.name
+                )));
+            }
+        }
+        Ok(KernelSpec {
+            file,
+            values: values.to_vec(),
+        })
+    }
+
+    /// The file name, for messages.
+    pub fn file_name(&self) -> &'static str {
+        self.file.name
+    }
+
+    /// The full text NVRTC compiles: `common.cuh`, then the file (with `#line` so that errors
+    /// name the right file and line).
+    pub fn source(&self) -> String {
+        format!(
+            "#line 1 \"common.cuh\"\n{COMMON}\n#line 1 \"{}\"\n{}",
+            self.file.name, self.file.source
+        )
+    }
+
+    /// NVRTC options for CUBIN on `sm_{arch}`.
+    pub fn options(&self, arch: i32) -> Vec<String> {
+        let mut o = vec![
+            format!("--gpu-architecture=sm_{arch}"),
+            "--std=c++17".to_string(),
+            // Line info costs nothing at run time and lets compute-sanitizer name source lines.
+            "--generate-line-info".to_string(),
+        ];
+        for ((name, _), v) in self.file.defines.iter().zip(&self.values) {
+            o.push(format!("-D{name}={v}"));
+        }
+        o
+    }
+
+    /// A short label, e.g. `csr_vector.cu -DCOOP=4`.
+    pub fn label(&self) -> String {
+        let mut s = self.file.name.to_string();
+        for ((name, _), v) in self.file.defines.iter().zip(&self.values) {
+            s.push_str(&format!(" -D{name}={v}"));
+        }
+        s
+    }
+}
+
+/// Every specialisation any code path can request: the cartesian product of each file's
+/// allowed define values.
+pub fn all_specs() -> Vec<KernelSpec> {
+    let mut out = Vec::new();
+    for file in FILES {
+        let mut combos: Vec<Vec<i64>> = vec![vec![]];
+        for (_, allowed) in file.defines {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    allowed.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(*v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        for values in combos {
+            out.push(KernelSpec {
+                file,
+                values,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_cover_every_define_value_and_refuse_others() {
+        let all = all_specs();
+        assert_eq!(all.len(), 6 + 6 + 1);
+        assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());
+        assert!(KernelSpec::new(&CSR_VECTOR, &[]).is_err());
+        let s = KernelSpec::new(&CSR_VECTOR, &[8]).unwrap();
+        assert!(s.options(90).contains(&"-DCOOP=8".to_string()));
+        assert!(s.source().starts_with("#line 1 \"common.cuh\""));
+        assert!(s.source().contains("TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)"));
+    }
+}

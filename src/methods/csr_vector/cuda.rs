@@ -1,0 +1,298 @@
+//! CSR_VECTOR on the GPU. The format is the CSR itself (uploaded by
+//! `backend::cuda::csr::GpuCsr`); this file holds the compiled kernels (one module per `coop`),
+//! the parameters in use, analyze-time tuning (QUICK/EXHAUSTIVE: time candidates on the real
+//! matrix) and the run-time tuning of §6 (ONLINE), and launches `csr_vector_spmv_<T>`.
+//!
+//! ONLINE (§6): while the tuner is searching, a call first asks (without waiting) whether the
+//! previous timed call has finished; if so its time goes to the tuner. If no timed call is in
+//! flight, this call runs the tuner's next candidate between two CUDA events on the stream;
+//! otherwise it runs the best setting so far, untimed. Nothing waits on the host, nothing is
+//! allocated, and while the stream is being captured into a graph no events are recorded (the
+//! best setting so far is captured).
+
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::{
+    arg, is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, Stream,
+};
+use crate::csr::RowStats;
+use crate::error::{Error, Result};
+use crate::methods::csr_vector::params::{self, OnlineTuner, Params, ONLINE_MIN_GAIN};
+use crate::scalar::Scalar;
+use crate::types::{Tuning, ValueType};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+struct Online {
+    tuner: OnlineTuner,
+    start: Event,
+    end: Event,
+    /// True while a timed call is in flight.
+    pending: bool,
+}
+
+struct State {
+    params: Params,
+    online: Option<Online>,
+}
+
+/// CSR_VECTOR ready to run on a device.
+pub struct CsrVectorGpu<T> {
+    kernels: Vec<(u32, Function)>,
+    state: Mutex<State>,
+    tuned: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for CsrVectorGpu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CsrVectorGpu({})", self.describe())
+    }
+}
+
+fn load<T: Scalar>(dev: &Device, coops: &[u32]) -> Result<Vec<(u32, Function)>> {
+    let mut out: Vec<(u32, Function)> = Vec::new();
+    for &c in coops {
+        if out.iter().any(|(k, _)| *k == c) {
+            continue;
+        }
+        let m = dev.module(&KernelSpec::new(&kernels::CSR_VECTOR, &[c as i64])?)?;
+        out.push((c, m.function(&format!("csr_vector_spmv_{}", suffix::<T>()))?));
+    }
+    Ok(out)
+}
+
+/// One launch of `csr_vector_spmv_<T>` with `p`.
+#[allow(clippy::too_many_arguments)]
+fn run<T: Scalar>(
+    kernels: &[(u32, Function)],
+    csr: &GpuCsr<T>,
+    p: Params,
+    stream: Stream,
+    alpha: T,
+    x: u64,
+    beta: T,
+    y: u64,
+) -> Result<()> {
+    let f = kernels
+        .iter()
+        .find(|(c, _)| *c == p.coop)
+        .map(|(_, f)| f)
+        .ok_or_else(|| Error::Internal(format!("no csr_vector module for coop {}", p.coop)))?;
+    let (rp, ci, va) = csr.arrays();
+    let (mut rows, mut rp, mut ci, mut va, mut x, mut y, mut alpha, mut beta, mut repeat) = (
+        csr.rows() as i32,
+        rp,
+        ci,
+        va,
+        x,
+        y,
+        alpha,
+        beta,
+        p.repeat as i32,
+    );
+    let mut args = [
+        arg(&mut rows),
+        arg(&mut rp),
+        arg(&mut ci),
+        arg(&mut va),
+        arg(&mut x),
+        arg(&mut y),
+        arg(&mut alpha),
+        arg(&mut beta),
+        arg(&mut repeat),
+    ];
+    // SAFETY: csr_vector_spmv_<T>(int rows, const int* row_ptr, const int* col_ind,
+    // const T* values, const T* x, T* y, T alpha, T beta, int repeat): the CSR arrays are
+    // tessera's own; x holds cols and y rows values (checked by the caller).
+    unsafe {
+        launch(
+            csr.device(),
+            f,
+            p.grid_size(csr.rows()),
+            p.block_size,
+            stream,
+            &mut args,
+        )
+    }
+}
+
+/// Times `p` on the real matrix: `reps` back-to-back calls between events, per call in ms.
+#[allow(clippy::too_many_arguments)]
+fn time<T: Scalar>(
+    kernels: &[(u32, Function)],
+    csr: &GpuCsr<T>,
+    p: Params,
+    stream: Stream,
+    x: u64,
+    y: u64,
+    reps: u32,
+    ev: &(Event, Event),
+) -> Result<f64> {
+    run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y)?;
+    ev.0.record(stream)?;
+    for _ in 0..reps {
+        run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y)?;
+    }
+    ev.1.record(stream)?;
+    ev.1.synchronize()?;
+    Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
+}
+
+impl<T: Scalar> CsrVectorGpu<T> {
+    /// Chooses the parameters (fixed rule, or by timing with `tuning`) and loads the kernels.
+    pub fn prepare(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        stats: &RowStats,
+        tuning: Tuning,
+    ) -> Result<Self> {
+        let fixed = params::fixed_rule(stats, dev.sm_count());
+        let rule = format!(
+            "Reguly-Giles fixed rule (5.4) for {} SMs: >= {} blocks",
+            dev.sm_count(),
+            params::min_blocks(dev.sm_count())
+        );
+        let (params, kernels, online, tuned) = match tuning {
+            Tuning::None => (fixed, load::<T>(dev, &[fixed.coop])?, None, rule),
+            Tuning::Online => {
+                let coops: Vec<u32> = params::COOP_VALUES.iter().map(|&c| c as u32).collect();
+                let tuner = OnlineTuner::new(fixed, stats.rows, T::VALUE_TYPE == ValueType::F64);
+                let online = Online {
+                    tuner,
+                    start: Event::new(dev)?,
+                    end: Event::new(dev)?,
+                    pending: false,
+                };
+                (fixed, load::<T>(dev, &coops)?, Some(online), rule)
+            }
+            Tuning::Quick | Tuning::Exhaustive => {
+                let cands = params::candidates(stats, dev.sm_count(), tuning == Tuning::Exhaustive);
+                let coops: Vec<u32> = cands.iter().map(|p| p.coop).collect();
+                let kernels = load::<T>(dev, &coops)?;
+                let (best, text) = Self::tune(dev, stream, csr, stats, &kernels, &cands)?;
+                (best, kernels, None, format!("{rule}; {text}"))
+            }
+        };
+        Ok(CsrVectorGpu {
+            kernels,
+            state: Mutex::new(State { params, online }),
+            tuned,
+            _t: PhantomData,
+        })
+    }
+
+    /// QUICK/EXHAUSTIVE: times every candidate on the matrix with scratch vectors (freed on
+    /// return) and keeps the fastest, unless it beats the fixed rule (candidate 0) by less than
+    /// [`ONLINE_MIN_GAIN`].
+    fn tune(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        stats: &RowStats,
+        kernels: &[(u32, Function)],
+        cands: &[Params],
+    ) -> Result<(Params, String)> {
+        if stats.rows == 0 || stats.nnz == 0 {
+            return Ok((cands[0], "nothing to time on an empty matrix".into()));
+        }
+        // x in [-1, 1), never all zeros; y written only.
+        let x: Vec<T> = (0..stats.cols)
+            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+            .collect();
+        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
+        let dy = DeviceBuffer::alloc(dev, stats.rows * std::mem::size_of::<T>(), "tuning scratch y")?;
+        let ev = (Event::new(dev)?, Event::new(dev)?);
+        let one = time(kernels, csr, cands[0], stream, dx.addr(), dy.addr(), 1, &ev)?;
+        // Batches of about 0.2 ms, between 2 and 50 calls.
+        let reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+        let mut fixed_ms = f64::INFINITY;
+        let (mut best, mut best_ms) = (cands[0], f64::INFINITY);
+        for (i, &p) in cands.iter().enumerate() {
+            let ms = time(kernels, csr, p, stream, dx.addr(), dy.addr(), reps, &ev)?;
+            if i == 0 {
+                fixed_ms = ms;
+                best_ms = ms;
+            } else if ms < best_ms * (1.0 - ONLINE_MIN_GAIN) {
+                best = p;
+                best_ms = ms;
+            }
+        }
+        synchronize(dev, stream)?;
+        Ok((
+            best,
+            format!(
+                "tuned: {} candidates timed on the device, best {best_ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms",
+                cands.len(),
+                cands[0]
+            ),
+        ))
+    }
+
+    /// y = alpha*A*x + beta*y on `stream` (asynchronous, allocation-free).
+    #[allow(clippy::too_many_arguments)]
+    pub fn spmv(&self, csr: &GpuCsr<T>, stream: Stream, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let params = st.params;
+        let Some(on) = st.online.as_mut() else {
+            drop(st);
+            return run(&self.kernels, csr, params, stream, alpha, x, beta, y);
+        };
+        if on.tuner.is_done() || is_capturing(stream)? {
+            return run(&self.kernels, csr, on.tuner.best(), stream, alpha, x, beta, y);
+        }
+        if on.pending && on.end.is_done()? {
+            on.tuner.record(on.end.elapsed_ms(&on.start)?);
+            on.pending = false;
+        }
+        match on.tuner.trial() {
+            Some(trial) if !on.pending => {
+                on.start.record(stream)?;
+                run(&self.kernels, csr, trial, stream, alpha, x, beta, y)?;
+                on.end.record(stream)?;
+                on.pending = true;
+                Ok(())
+            }
+            _ => {
+                let best = on.tuner.best();
+                if on.tuner.is_done() {
+                    st.params = best;
+                }
+                run(&self.kernels, csr, best, stream, alpha, x, beta, y)
+            }
+        }
+    }
+
+    /// The parameters in use, how they were chosen, and the ONLINE search's state.
+    pub fn describe(&self) -> String {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &st.online {
+            None => format!("{} ({})", st.params, self.tuned),
+            Some(on) if on.tuner.is_done() => format!(
+                "{} (online tuning settled after {} timed calls: {:.4} ms vs fixed rule {} {:.4} ms; {})",
+                on.tuner.best(),
+                on.tuner.timed_calls(),
+                on.tuner.best_ms(),
+                on.tuner.fixed(),
+                on.tuner.fixed_ms(),
+                self.tuned
+            ),
+            Some(on) => format!(
+                "{} (online tuning in progress: {} calls timed, phase {:?}; started from {}; {})",
+                on.tuner.best(),
+                on.tuner.timed_calls(),
+                on.tuner.phase(),
+                on.tuner.fixed(),
+                self.tuned
+            ),
+        }
+    }
+
+    /// True when ONLINE tuning was asked for and has settled (false while searching; true
+    /// without ONLINE).
+    pub fn settled(&self) -> bool {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.online.as_ref().is_none_or(|o| o.tuner.is_done())
+    }
+}
