@@ -40,7 +40,18 @@ __device__ __forceinline__ void csr_vector_spmv(int rows, const int *__restrict_
         T sum = T(0);
         if (i < rows) {
             const int end = row_ptr[i + 1];
-            for (int k = row_ptr[i] + lane; k < end; k += COOP) {
+            int k = row_ptr[i] + lane;
+            // Two entries per trip: both loads are in flight before either is used (memory-level
+            // parallelism; short rows, e.g. 7 entries at COOP = 4, then take one trip). The
+            // order of the additions is fixed, so results stay reproducible.
+            for (; k + COOP < end; k += 2 * COOP) {
+                const T v0 = tessera_stream_load(values + k);
+                const T v1 = tessera_stream_load(values + k + COOP);
+                const int c0 = tessera_stream_load(col_ind + k);
+                const int c1 = tessera_stream_load(col_ind + k + COOP);
+                sum += v0 * tessera_ro_load(x + c0) + v1 * tessera_ro_load(x + c1);
+            }
+            if (k < end) {
                 sum += tessera_stream_load(values + k) *
                        tessera_ro_load(x + tessera_stream_load(col_ind + k));
             }

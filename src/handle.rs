@@ -2,9 +2,9 @@
 #![forbid(unsafe_code)]
 
 use crate::backend::cuda::{self, Device};
-use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::types::BackendKind;
+use std::sync::Arc;
 
 /// Environment variable that selects the backend of [`Handle::new`] (`cuda` or `host`).
 pub const BACKEND_ENV: &str = "TESSERA_BACKEND";

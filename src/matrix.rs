@@ -341,11 +341,17 @@ impl<T: Scalar> Matrix<T> {
         self.check_handle(handle)?;
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
-                "update_values_device needs a CUDA handle; the host backend takes a host slice".into(),
+                "update_values_device needs a CUDA handle; the host backend takes a host slice"
+                    .into(),
             ));
         };
         let nnz = self.csr.nnz();
-        cuda::check_device_accessible(dev, values as usize, nnz * std::mem::size_of::<T>(), "values")?;
+        cuda::check_device_accessible(
+            dev,
+            values as usize,
+            nnz * std::mem::size_of::<T>(),
+            "values",
+        )?;
         match &self.gpu {
             Some(gpu) => {
                 gpu.csr.scatter_from_device(handle.cuda_stream(), values)?;

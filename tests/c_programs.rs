@@ -41,6 +41,17 @@ fn link_args(lib: &Path) -> Vec<OsString> {
 
 /// Compiles and links one C or C++ program of c-tests/ into `dir`, returning the executable.
 fn compile_c(dir: &Path, source: &str, cpp: bool, extra_flags: &[&str]) -> PathBuf {
+    compile_c_with_libs(dir, source, cpp, extra_flags, &[])
+}
+
+/// [`compile_c`] with extra linker arguments after the library's (such as `-ldl`).
+fn compile_c_with_libs(
+    dir: &Path,
+    source: &str,
+    cpp: bool,
+    extra_flags: &[&str],
+    extra_libs: &[&str],
+) -> PathBuf {
     let lib = lib_dir();
     let mut b = build(dir, cpp);
     for f in extra_flags {
@@ -52,7 +63,8 @@ fn compile_c(dir: &Path, source: &str, cpp: bool, extra_flags: &[&str]) -> PathB
     cmd.arg(root().join("c-tests").join(source))
         .arg("-o")
         .arg(&exe)
-        .args(link_args(&lib));
+        .args(link_args(&lib))
+        .args(extra_libs);
     run_checked(cmd, &format!("compiling c-tests/{source}"));
     exe
 }
@@ -124,6 +136,44 @@ fn bad_argument_program_gets_the_documented_status_for_each_argument() {
         &exe,
         envs,
         &["TESSERA_BACKEND", "TESSERA_TEST_EXPECT_NO_DEVICE"],
+    );
+}
+
+#[test]
+fn c_gpu_program_checks_device_memory_products_or_skips_without_a_gpu() {
+    let dir = temp_dir();
+    // The program dlopen()s libcuda.so.1 itself: no CUDA headers or runtime at build time.
+    let exe = compile_c_with_libs(dir.path(), "gpu_api.c", false, &[], &["-ldl"]);
+    let lib = lib_dir();
+    let mut ld_path = OsString::from(&lib);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        ld_path.push(":");
+        ld_path.push(old);
+    }
+    let mut cmd = Command::new(&exe);
+    cmd.env("LD_LIBRARY_PATH", ld_path)
+        .env_remove("TESSERA_BACKEND");
+    let out = run_checked(cmd, "running gpu_api");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("gpu_api: {stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    if stdout.contains("skipped: no CUDA device") {
+        assert_eq!(
+            lines.len(),
+            1,
+            "gpu_api skipped but printed more than its one skip line:\n{stdout}"
+        );
+        // No GPU here (or no usable driver or NVRTC): the line says why.
+        return;
+    }
+    assert!(
+        !stdout.contains("FAIL") && lines.iter().any(|l| l.starts_with("ok ")),
+        "gpu_api exited 0 but its output has a FAIL line or no \"ok <case>\" line:\n{stdout}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("ok ")).count(),
+        8,
+        "gpu_api should report 8 cases:\n{stdout}"
     );
 }
 

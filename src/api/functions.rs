@@ -106,8 +106,12 @@ fn index_array<'a>(
     // SAFETY (both arms): the caller promises `len` readable indices of type `it` at `p` (host
     // or, on CUDA, device memory); host_array checks NULL, alignment and size.
     Ok(match it {
-        IndexType::I32 => IndexArray::I32(unsafe { ptr::host_array(h, p.cast::<i32>(), len, name) }?),
-        IndexType::I64 => IndexArray::I64(unsafe { ptr::host_array(h, p.cast::<i64>(), len, name) }?),
+        IndexType::I32 => {
+            IndexArray::I32(unsafe { ptr::host_array(h, p.cast::<i32>(), len, name) }?)
+        }
+        IndexType::I64 => {
+            IndexArray::I64(unsafe { ptr::host_array(h, p.cast::<i64>(), len, name) }?)
+        }
     })
 }
 
@@ -323,7 +327,9 @@ pub unsafe extern "C" fn tessera_update_values(
         let m = unsafe { ptr::matrix_mut(A) }?;
         if ptr::is_device_memory(h, values)? {
             if (values as usize) % 4 != 0 {
-                return Err(Error::InvalidPointer(format!("values = {values:p} is misaligned")));
+                return Err(Error::InvalidPointer(format!(
+                    "values = {values:p} is misaligned"
+                )));
             }
             return match m {
                 AnyMatrix::F32(m) => m.update_values_device(h, values as u64),

@@ -6,9 +6,9 @@ use super::types::{tessera_handle, tessera_matrix};
 use crate::backend::cuda::{self, MemKind};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use std::ffi::c_void;
 use crate::matrix::AnyMatrix;
 use std::collections::HashSet;
+use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);

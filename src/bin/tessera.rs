@@ -110,8 +110,20 @@ fn open_backend(choice: &str) -> Result<Handle, String> {
         }),
     };
     let h = result.map_err(|e| e.to_string())?;
-    if kind.is_some() || h.backend() == BackendKind::Cuda {
-        eprintln!("backend: {} (device {}, as asked)", h.backend(), h.device());
+    match h.cuda() {
+        Some(dev) => {
+            let (maj, min) = dev.driver_version();
+            let (cc0, cc1) = dev.compute_capability();
+            eprintln!(
+                "backend: cuda (device {}: {}, sm_{cc0}{cc1}, {} SMs, {:.0} GiB, driver CUDA {maj}.{min})",
+                h.device(),
+                dev.name(),
+                dev.sm_count(),
+                dev.total_memory() as f64 / (1u64 << 30) as f64
+            );
+        }
+        None if kind.is_some() => eprintln!("backend: host (as asked)"),
+        None => {}
     }
     Ok(h)
 }
@@ -226,6 +238,9 @@ fn run_one<T: Scalar>(
     m.csr()
         .convert::<f64>()
         .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
+    if let Some(dev) = s.handle.cuda() {
+        return run_one_gpu(s, dev, m, &x, &want, time_batches);
+    }
     let mut y = vec![T::from_f64(f64::NAN); a64.rows()];
     let product = |y: &mut [T]| m.spmv(&s.handle, Operation::NonTranspose, T::ONE, &x, T::ZERO, y);
     product(&mut y)?;
@@ -259,6 +274,87 @@ fn run_one<T: Scalar>(
         bytes: info.device_bytes,
         error,
         ok,
+        spmv_ms,
+    })
+}
+
+/// The CUDA half of [`run_one`], as BENCHMARKING.md measures: x and y in device memory, y
+/// poisoned with NaN for the checked call; ONLINE tuning may settle first (its calls are the
+/// warm-up); then batches of K back-to-back calls between CUDA events (K so that a batch takes
+/// >= 1 ms), the median over the batches. The product is checked again after timing.
+fn run_one_gpu<T: Scalar>(
+    s: &Setup,
+    dev: &std::sync::Arc<tessera::backend::cuda::Device>,
+    m: Matrix<T>,
+    x: &[T],
+    want: &[f64],
+    time_batches: Option<usize>,
+) -> Result<Outcome, tessera::Error> {
+    use tessera::backend::cuda::{DeviceVec, Event};
+    let h = &s.handle;
+    let stream = h.cuda_stream();
+    let dx = DeviceVec::from_slice(dev, x)?;
+    let dy = DeviceVec::from_slice(dev, &vec![T::from_f64(f64::NAN); want.len()])?;
+    let call = || {
+        m.spmv_device(
+            h,
+            Operation::NonTranspose,
+            T::ONE,
+            dx.addr(),
+            T::ZERO,
+            dy.addr(),
+        )
+    };
+    let check = |error: &mut f64| -> Result<(), tessera::Error> {
+        let got: Vec<f64> = dy.to_vec(stream)?.iter().map(|v| v.to_f64()).collect();
+        *error = error.max(rel_error(&got, want));
+        Ok(())
+    };
+    let mut error = 0.0;
+    call()?;
+    check(&mut error)?;
+    let tol = tolerance(T::EPSILON, m.stats().max);
+    let mut spmv_ms = None;
+    if let (Some(batches), true) = (time_batches, error <= tol) {
+        let mut n = 0;
+        while !m.tuning_settled() && n < 1000 {
+            call()?;
+            n += 1;
+            if n % 8 == 0 {
+                h.synchronize()?;
+            }
+        }
+        for _ in 0..3 {
+            call()?;
+        }
+        let (start, end) = (Event::new(dev)?, Event::new(dev)?);
+        let batch = |k: usize| -> Result<f64, tessera::Error> {
+            start.record(stream)?;
+            for _ in 0..k {
+                call()?;
+            }
+            end.record(stream)?;
+            end.synchronize()?;
+            Ok(end.elapsed_ms(&start)? / k as f64)
+        };
+        let one = batch(1)?.max(1e-4);
+        let k = ((1.0 / one).ceil() as usize).clamp(1, 20_000);
+        let mut times = Vec::with_capacity(batches);
+        for _ in 0..batches.max(7) {
+            times.push(batch(k)?);
+        }
+        times.sort_by(f64::total_cmp);
+        spmv_ms = Some(times[times.len() / 2]);
+        check(&mut error)?;
+    }
+    let info = m.info();
+    Ok(Outcome {
+        algorithm: info.algorithm,
+        params: info.params,
+        analysis_ms: info.analysis_ms,
+        bytes: info.device_bytes,
+        error,
+        ok: error <= tol,
         spmv_ms,
     })
 }
@@ -404,8 +500,24 @@ fn cmd_bench(
     } else {
         specs.to_vec()
     };
+    let peak_gbs = match s.handle.cuda() {
+        Some(dev) => {
+            let g =
+                tessera::backend::cuda::copy_bandwidth_gbs(dev, s.handle.cuda_stream(), 1 << 30)
+                    .map_err(|e| e.to_string())?;
+            println!(
+                "gpu: {} (sm_{}{}, {} SMs); copy bandwidth {g:.0} GB/s (device-to-device, 1 GiB, read + write)",
+                dev.name(),
+                dev.compute_capability().0,
+                dev.compute_capability().1,
+                dev.sm_count()
+            );
+            Some(g)
+        }
+        None => None,
+    };
     let header = format!(
-        "{:<24} {:>9} {:>10} {:<4} {:<11} {:>11} {:>10} {:>8} {:>8} {:>12} {:>9}  params",
+        "{:<24} {:>9} {:>10} {:<4} {:<11} {:>11} {:>10} {:>8} {:>8} {:>6} {:>12} {:>9}  params",
         "matrix",
         "rows",
         "nnz",
@@ -415,13 +527,14 @@ fn cmd_bench(
         "spmv_ms",
         "GFLOP/s",
         "GB/s",
+        "%peak",
         "bytes",
         "rel_err"
     );
     println!("backend: {}", s.handle.backend());
     println!("{header}");
     let mut rows_csv = vec![
-        "matrix,rows,cols,nnz,type,method,chosen,analysis_ms,spmv_ms,gflops,csr_gbps,device_bytes,max_rel_error,status,params".to_string(),
+        "matrix,rows,cols,nnz,type,method,tuning,chosen,analysis_ms,spmv_ms,gflops,csr_gbps,pct_peak,device_bytes,max_rel_error,status,params".to_string(),
     ];
     let mut all_ok = true;
     for spec in &specs {
@@ -443,13 +556,18 @@ fn cmd_bench(
                 match run_typed(&s, vt, &a, alg, Some(repeat)) {
                     Ok(out) => {
                         all_ok &= out.ok;
-                        let (ms, gf, gb) = match out.spmv_ms {
-                            Some(ms) => (
-                                format!("{ms:.4}"),
-                                format!("{:.2}", 2.0 * a.nnz() as f64 / (ms * 1e6)),
-                                format!("{:.1}", csr_floor_bytes(&a, val) / (ms * 1e6)),
-                            ),
-                            None => ("FAILED".into(), "-".into(), "-".into()),
+                        let (ms, gf, gb, pct) = match out.spmv_ms {
+                            Some(ms) => {
+                                let gbs = csr_floor_bytes(&a, val) / (ms * 1e6);
+                                (
+                                    format!("{ms:.4}"),
+                                    format!("{:.2}", 2.0 * a.nnz() as f64 / (ms * 1e6)),
+                                    format!("{gbs:.1}"),
+                                    peak_gbs
+                                        .map_or("-".into(), |p| format!("{:.1}", 100.0 * gbs / p)),
+                                )
+                            }
+                            None => ("FAILED".into(), "-".into(), "-".into(), "-".into()),
                         };
                         let method = if alg == Algorithm::Auto {
                             format!("auto:{}", out.algorithm)
@@ -457,19 +575,21 @@ fn cmd_bench(
                             label.clone()
                         };
                         println!(
-                            "{name:<24} {:>9} {:>10} {vt:<4} {method:<11} {:>11.3} {ms:>10} {gf:>8} {gb:>8} {:>12} {:>9.2e}  {}",
+                            "{name:<24} {:>9} {:>10} {vt:<4} {method:<11} {:>11.3} {ms:>10} {gf:>8} {gb:>8} {pct:>6} {:>12} {:>9.2e}  {}",
                             a.rows(), a.nnz(), out.analysis_ms, out.bytes, out.error, out.params
                         );
                         rows_csv.push(format!(
-                            "{name},{},{},{},{vt},{label},{},{:.6},{},{},{},{},{:.3e},{},\"{}\"",
+                            "{name},{},{},{},{vt},{label},{},{},{:.6},{},{},{},{},{},{:.3e},{},\"{}\"",
                             a.rows(),
                             a.cols(),
                             a.nnz(),
+                            s.tuning,
                             out.algorithm,
                             out.analysis_ms,
                             ms,
                             gf,
                             gb,
+                            pct,
                             out.bytes,
                             out.error,
                             if out.ok { "ok" } else { "FAILED" },
@@ -480,10 +600,11 @@ fn cmd_bench(
                         all_ok = false;
                         println!("{name:<24} {vt:<4} {label:<11} FAILED: {e}");
                         rows_csv.push(format!(
-                            "{name},{},{},{},{vt},{label},,,,,,,,FAILED,\"{e}\"",
+                            "{name},{},{},{},{vt},{label},{},,,,,,,,,FAILED,\"{e}\"",
                             a.rows(),
                             a.cols(),
-                            a.nnz()
+                            a.nnz(),
+                            s.tuning
                         ));
                     }
                 }

@@ -2,6 +2,8 @@
 //! (`c_programs.rs`, `install.rs`).
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod products;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -58,7 +58,12 @@ impl<T: Scalar> std::fmt::Debug for GpuCsr<T> {
 impl<T: Scalar> GpuCsr<T> {
     /// Uploads `csr` (and its value map when the caller's entry order was not CSR order) and
     /// loads the generic kernels; the transpose runs with `transpose_params`' coop and repeat.
-    pub fn upload(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>, transpose_params: Params) -> Result<Self> {
+    pub fn upload(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &Csr<T>,
+        transpose_params: Params,
+    ) -> Result<Self> {
         let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
         let tr = dev.module(&KernelSpec::new(
             &kernels::TRANSPOSE,
@@ -129,7 +134,16 @@ impl<T: Scalar> GpuCsr<T> {
         let mut args = [arg(&mut n64), arg(&mut y), arg(&mut beta)];
         // SAFETY: util_scale_<T>(long long n, T* y, T beta); y holds n values (checked by the
         // caller with check_device_accessible).
-        unsafe { launch(&self.dev, &self.scale, self.util_grid(n), UTIL_BLOCK, stream, &mut args) }
+        unsafe {
+            launch(
+                &self.dev,
+                &self.scale,
+                self.util_grid(n),
+                UTIL_BLOCK,
+                stream,
+                &mut args,
+            )
+        }
     }
 
     /// y = alpha*A^T*x + beta*y: scale y, then the atomic transpose kernel.

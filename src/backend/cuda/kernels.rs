@@ -135,10 +135,7 @@ pub fn all_specs() -> Vec<KernelSpec> {
                 .collect();
         }
         for values in combos {
-            out.push(KernelSpec {
-                file,
-                values,
-            });
+            out.push(KernelSpec { file, values });
         }
     }
     out

@@ -21,7 +21,6 @@ pub mod kernels;
 pub mod nvrtc;
 
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys;
 use std::collections::HashMap;
@@ -193,7 +192,10 @@ impl Device {
     fn open_new(ordinal: i32) -> Result<Device> {
         let mut count = 0;
         // SAFETY: count is a valid out-pointer; the driver is initialised.
-        check(unsafe { sys::cuDeviceGetCount(&mut count) }, "cuDeviceGetCount")?;
+        check(
+            unsafe { sys::cuDeviceGetCount(&mut count) },
+            "cuDeviceGetCount",
+        )?;
         if count == 0 {
             return Err(Error::NoDevice(
                 "the CUDA driver loaded but reports no CUDA device; set TESSERA_BACKEND=host for the host backend".into(),
@@ -486,7 +488,8 @@ pub fn synchronize(dev: &Device, stream: Stream) -> Result<()> {
 }
 
 /// True while `stream` is being captured into a CUDA graph.
-pub(crate) fn is_capturing(stream: Stream) -> Result<bool> {
+pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
+    let _g = dev.enter()?;
     let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
     // SAFETY: stream checked; status is a valid out-pointer.
     check(
@@ -609,7 +612,12 @@ pub fn check_device_accessible(dev: &Device, ptr: usize, bytes: usize, name: &st
 
 /// Copies `dst.len()` elements from device-readable memory at `src` to the host, ordered on
 /// `stream`, and waits for the copy.
-pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: usize, dst: &mut [T]) -> Result<()> {
+pub fn copy_to_host<T: Copy>(
+    dev: &Device,
+    stream: Stream,
+    src: usize,
+    dst: &mut [T],
+) -> Result<()> {
     let bytes = std::mem::size_of_val(dst);
     if bytes == 0 {
         return Ok(());
@@ -643,7 +651,12 @@ pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: usi
     // (tessera's own buffer, sized by the caller).
     check(
         unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst as sys::CUdeviceptr, src.as_ptr().cast(), bytes, stream.raw())
+            sys::cuMemcpyHtoDAsync_v2(
+                dst as sys::CUdeviceptr,
+                src.as_ptr().cast(),
+                bytes,
+                stream.raw(),
+            )
         },
         "cuMemcpyHtoDAsync",
     )?;
@@ -688,7 +701,12 @@ impl DeviceBuffer {
     }
 
     /// Allocates and fills from a host slice.
-    pub fn from_slice<T: Copy>(dev: &Arc<Device>, stream: Stream, src: &[T], what: &str) -> Result<DeviceBuffer> {
+    pub fn from_slice<T: Copy>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        src: &[T],
+        what: &str,
+    ) -> Result<DeviceBuffer> {
         let b = DeviceBuffer::alloc(dev, std::mem::size_of_val(src), what)?;
         copy_to_device(dev, stream, src, b.ptr as usize)?;
         Ok(b)
@@ -724,7 +742,7 @@ pub struct DeviceVec<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: Scalar> DeviceVec<T> {
+impl<T: Copy + Default> DeviceVec<T> {
     /// A copy of `src` on the device.
     pub fn from_slice(dev: &Arc<Device>, src: &[T]) -> Result<Self> {
         Ok(DeviceVec {
@@ -736,7 +754,7 @@ impl<T: Scalar> DeviceVec<T> {
 
     /// The vector's values, copied to the host after all work on `stream`.
     pub fn to_vec(&self, stream: Stream) -> Result<Vec<T>> {
-        let mut v = vec![T::ZERO; self.len];
+        let mut v = vec![T::default(); self.len];
         copy_to_host(&self.buf.dev, stream, self.buf.ptr as usize, &mut v)?;
         Ok(v)
     }
@@ -800,7 +818,10 @@ impl Event {
     pub fn record(&self, stream: Stream) -> Result<()> {
         let _g = self.dev.enter()?;
         // SAFETY: live event and stream of this context.
-        check(unsafe { sys::cuEventRecord(self.ev, stream.raw()) }, "cuEventRecord")
+        check(
+            unsafe { sys::cuEventRecord(self.ev, stream.raw()) },
+            "cuEventRecord",
+        )
     }
 
     /// True once the work before the last record has finished (never blocks).
@@ -818,7 +839,10 @@ impl Event {
     pub fn synchronize(&self) -> Result<()> {
         let _g = self.dev.enter()?;
         // SAFETY: live event.
-        check(unsafe { sys::cuEventSynchronize(self.ev) }, "cuEventSynchronize")
+        check(
+            unsafe { sys::cuEventSynchronize(self.ev) },
+            "cuEventSynchronize",
+        )
     }
 
     /// Milliseconds from `start` to `self` (both recorded and finished).

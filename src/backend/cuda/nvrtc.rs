@@ -91,8 +91,8 @@ pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec
         .map_err(|_| Error::Internal(format!("kernel source {name} has a NUL byte")))?;
     let cname = CString::new(name)
         .map_err(|_| Error::Internal(format!("kernel name {name:?} has a NUL byte")))?;
-    let prog = nr::create_program(&src, Some(&cname))
-        .map_err(|e| nvrtc_error(e, "nvrtcCreateProgram"))?;
+    let prog =
+        nr::create_program(&src, Some(&cname)).map_err(|e| nvrtc_error(e, "nvrtcCreateProgram"))?;
     struct Prog(ns::nvrtcProgram);
     impl Drop for Prog {
         fn drop(&mut self) {
@@ -107,7 +107,11 @@ pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec
         // SAFETY: live program.
         let log = unsafe { nr::get_program_log(prog.0) }
             .map(|l| {
-                let bytes: Vec<u8> = l.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+                let bytes: Vec<u8> = l
+                    .iter()
+                    .take_while(|&&c| c != 0)
+                    .map(|&c| c as u8)
+                    .collect();
                 String::from_utf8_lossy(&bytes).into_owned()
             })
             .unwrap_or_default();

@@ -57,7 +57,10 @@ fn load<T: Scalar>(dev: &Device, coops: &[u32]) -> Result<Vec<(u32, Function)>> 
             continue;
         }
         let m = dev.module(&KernelSpec::new(&kernels::CSR_VECTOR, &[c as i64])?)?;
-        out.push((c, m.function(&format!("csr_vector_spmv_{}", suffix::<T>()))?));
+        out.push((
+            c,
+            m.function(&format!("csr_vector_spmv_{}", suffix::<T>()))?,
+        ));
     }
     Ok(out)
 }
@@ -202,7 +205,11 @@ impl<T: Scalar> CsrVectorGpu<T> {
             .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
             .collect();
         let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
-        let dy = DeviceBuffer::alloc(dev, stats.rows * std::mem::size_of::<T>(), "tuning scratch y")?;
+        let dy = DeviceBuffer::alloc(
+            dev,
+            stats.rows * std::mem::size_of::<T>(),
+            "tuning scratch y",
+        )?;
         let ev = (Event::new(dev)?, Event::new(dev)?);
         let one = time(kernels, csr, cands[0], stream, dx.addr(), dy.addr(), 1, &ev)?;
         // Batches of about 0.2 ms, between 2 and 50 calls.
@@ -232,15 +239,32 @@ impl<T: Scalar> CsrVectorGpu<T> {
 
     /// y = alpha*A*x + beta*y on `stream` (asynchronous, allocation-free).
     #[allow(clippy::too_many_arguments)]
-    pub fn spmv(&self, csr: &GpuCsr<T>, stream: Stream, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub fn spmv(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let params = st.params;
         let Some(on) = st.online.as_mut() else {
             drop(st);
             return run(&self.kernels, csr, params, stream, alpha, x, beta, y);
         };
-        if on.tuner.is_done() || is_capturing(stream)? {
-            return run(&self.kernels, csr, on.tuner.best(), stream, alpha, x, beta, y);
+        if on.tuner.is_done() || is_capturing(csr.device(), stream)? {
+            return run(
+                &self.kernels,
+                csr,
+                on.tuner.best(),
+                stream,
+                alpha,
+                x,
+                beta,
+                y,
+            );
         }
         if on.pending && on.end.is_done()? {
             on.tuner.record(on.end.elapsed_ms(&on.start)?);

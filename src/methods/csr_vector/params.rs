@@ -508,7 +508,10 @@ mod tests {
         let mut t = OnlineTuner::new(fixed, rows, true);
         let mut calls = 0;
         while let Some(p) = t.trial() {
-            assert!(p.is_valid() && p.block_size >= 64 && p.block_size <= 512, "{p}");
+            assert!(
+                p.is_valid() && p.block_size >= 64 && p.block_size <= 512,
+                "{p}"
+            );
             t.record(cost(p));
             calls += 1;
             assert!(calls < 200, "the search does not settle");

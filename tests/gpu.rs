@@ -1,0 +1,544 @@
+//! The CUDA backend on a real GPU: every shared matrix and the generated edge cases against the
+//! f64 product (f32/f64, both operations, alpha/beta cases with NaN in y for beta = 0), tuning,
+//! the C API with host and device input arrays (1-based, i64), update_values from host and
+//! device memory, a non-default stream, CUDA graph capture and replay, device allocation
+//! failure, pointer checks and the on-disk module cache. Without a GPU every test prints one
+//! "skipped: no CUDA device" line and returns.
+
+mod common;
+
+use common::products::{
+    assert_product, check, check_typed, shared_matrix_files, x_for, EDGE_CASES,
+};
+use cudarc::driver::sys;
+use std::ffi::{c_void, CStr};
+use tessera::api::types::*;
+use tessera::api::*;
+use tessera::backend::cuda::{DeviceBuffer, DeviceVec};
+use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Status, Tuning};
+
+fn gpu() -> Option<Handle> {
+    match Handle::with_backend(BackendKind::Cuda, 0) {
+        Ok(h) => Some(h),
+        Err(e) if e.status() == Status::NoDevice => {
+            println!("skipped: no CUDA device ({})", e.detail());
+            None
+        }
+        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
+    }
+}
+
+fn last_error() -> String {
+    // SAFETY: tessera_last_error returns a NUL-terminated thread-local string.
+    unsafe { CStr::from_ptr(tessera_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Makes device 0's primary context current on this thread (for raw driver calls in tests).
+fn enter_primary_context() {
+    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
+    unsafe {
+        let mut dev = 0;
+        assert_eq!(sys::cuDeviceGet(&mut dev, 0), sys::CUresult::CUDA_SUCCESS);
+        let mut ctx = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
+    }
+}
+
+#[test]
+fn every_shared_matrix_matches_the_f64_product_on_the_gpu() {
+    let Some(h) = gpu() else { return };
+    let Some(files) = shared_matrix_files() else {
+        return;
+    };
+    for f in &files {
+        let (name, a) = tessera::io::load(f.to_str().unwrap()).unwrap();
+        check(&h, &name, &a);
+    }
+}
+
+#[test]
+fn generated_edge_cases_match_the_f64_product_on_the_gpu() {
+    let Some(h) = gpu() else { return };
+    for spec in EDGE_CASES {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        check(&h, &name, &a);
+    }
+}
+
+#[test]
+fn quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_product() {
+    let Some(h) = gpu() else { return };
+    for spec in ["gen:powerlaw:14,8,2", "gen:lap3d7:24"] {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        for tuning in [Tuning::Quick, Tuning::Exhaustive] {
+            check_typed::<f64>(&h, &name, &a, Algorithm::CsrVector, tuning);
+            check_typed::<f32>(&h, &name, &a, Algorithm::CsrVector, tuning);
+        }
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze(&h, Algorithm::Auto, Tuning::Quick).unwrap();
+        assert!(
+            m.info().params.contains("candidates timed"),
+            "{}",
+            m.info().params
+        );
+    }
+}
+
+#[test]
+fn online_tuning_settles_within_forty_calls_and_every_product_along_the_way_is_right() {
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:lap3d7:40").unwrap();
+    let dev = h.cuda().unwrap().clone();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::CsrVector, Tuning::Online).unwrap();
+    assert!(
+        m.info().params.contains("online tuning in progress"),
+        "{}",
+        m.info().params
+    );
+    let x: Vec<f64> = x_for(a.cols(), 7);
+    let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &vec![f64::NAN; a.rows()]).unwrap();
+    let mut calls = 0;
+    while !m.tuning_settled() {
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+            .unwrap();
+        calls += 1;
+        // Every few calls wait, as a solver's dot product would; check the product.
+        if calls % 4 == 0 {
+            let y = dy.to_vec(h.cuda_stream()).unwrap();
+            assert_product(
+                &name,
+                &a,
+                Operation::NonTranspose,
+                1.0,
+                &x,
+                0.0,
+                &vec![0.0; a.rows()],
+                &y,
+            );
+        }
+        assert!(calls <= 120, "ONLINE did not settle: {}", m.info().params);
+    }
+    let info = m.info().params;
+    assert!(info.contains("settled after"), "{info}");
+    println!("online: {calls} calls: {info}");
+}
+
+/// CSR arrays of a small random matrix in the forms the C API takes.
+struct CArrays {
+    a: Csr<f64>,
+    rp64: Vec<i64>,
+    ci64: Vec<i64>,
+    vals: Vec<f64>,
+}
+
+fn c_arrays() -> CArrays {
+    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
+    CArrays {
+        rp64: a.row_ptr().iter().map(|&v| v as i64 + 1).collect(),
+        ci64: a.col_ind().iter().map(|&v| v as i64 + 1).collect(),
+        vals: a.values().to_vec(),
+        a,
+    }
+}
+
+fn ok(s: tessera_status) {
+    assert_eq!(s, TESSERA_STATUS_SUCCESS, "{}", last_error());
+}
+
+#[test]
+fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let c = c_arrays();
+    let (rows, cols, nnz) = (c.a.rows(), c.a.cols(), c.a.nnz());
+    let d_rp = DeviceVec::from_slice(&dev, &c.rp64).unwrap();
+    let d_ci = DeviceVec::from_slice(&dev, &c.ci64).unwrap();
+    let d_va = DeviceVec::from_slice(&dev, &c.vals).unwrap();
+    let x = x_for(cols, 11);
+    let d_x = DeviceVec::from_slice(&dev, &x).unwrap();
+    let d_y = DeviceVec::from_slice(&dev, &vec![f64::NAN; rows]).unwrap();
+    let mut handle: tessera_handle = std::ptr::null_mut();
+    let (mut a_dev, mut a_host): (tessera_matrix, tessera_matrix) =
+        (std::ptr::null_mut(), std::ptr::null_mut());
+    let (alpha, beta) = (1.0f64, 0.0f64);
+    let alpha_p = (&alpha as *const f64).cast::<c_void>();
+    let beta_p = (&beta as *const f64).cast::<c_void>();
+    let dptr = |v: u64| v as usize as *const c_void;
+    // SAFETY: every pointer below is live for the lengths passed (device vectors above, host
+    // vectors in `c`), and handles/matrices are used by this thread only.
+    unsafe {
+        ok(tessera_create_with(&mut handle, TESSERA_BACKEND_CUDA, 0));
+        ok(tessera_create_csr(
+            handle,
+            &mut a_dev,
+            rows as i64,
+            cols as i64,
+            nnz as i64,
+            dptr(d_rp.addr()),
+            dptr(d_ci.addr()),
+            dptr(d_va.addr()),
+            TESSERA_INDEX_TYPE_I64,
+            TESSERA_INDEX_BASE_ONE,
+            TESSERA_VALUE_TYPE_F64,
+        ));
+        ok(tessera_create_csr(
+            handle,
+            &mut a_host,
+            rows as i64,
+            cols as i64,
+            nnz as i64,
+            c.rp64.as_ptr().cast(),
+            c.ci64.as_ptr().cast(),
+            c.vals.as_ptr().cast(),
+            TESSERA_INDEX_TYPE_I64,
+            TESSERA_INDEX_BASE_ONE,
+            TESSERA_VALUE_TYPE_F64,
+        ));
+        let mut results = Vec::new();
+        for a in [a_dev, a_host] {
+            ok(tessera_analyze(
+                handle,
+                a,
+                TESSERA_ALGORITHM_AUTO,
+                TESSERA_TUNING_NONE,
+            ));
+            ok(tessera_spmv(
+                handle,
+                TESSERA_OPERATION_NON_TRANSPOSE,
+                alpha_p,
+                a,
+                dptr(d_x.addr()),
+                beta_p,
+                d_y.addr() as usize as *mut c_void,
+            ));
+            results.push(d_y.to_vec(h.cuda_stream()).unwrap());
+        }
+        assert_eq!(
+            results[0], results[1],
+            "device and host input give the same matrix"
+        );
+        assert_product(
+            "c api",
+            &c.a,
+            Operation::NonTranspose,
+            1.0,
+            &x,
+            0.0,
+            &vec![0.0; rows],
+            &results[0],
+        );
+
+        // Exact device footprint: row_ptr, col_ind, values (sorted input: no value map).
+        let mut info: tessera_matrix_info = std::mem::zeroed();
+        ok(tessera_matrix_get_info(a_dev, &mut info));
+        assert_eq!(
+            info.device_bytes,
+            ((rows + 1) * 4 + nnz * 4 + nnz * 8) as u64
+        );
+
+        // update_values from device memory (scatter kernel), then from host memory.
+        let doubled: Vec<f64> = c.vals.iter().map(|v| 2.0 * v).collect();
+        let d_doubled = DeviceVec::from_slice(&dev, &doubled).unwrap();
+        ok(tessera_update_values(handle, a_dev, dptr(d_doubled.addr())));
+        ok(tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(d_x.addr()),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        ));
+        let y2 = d_y.to_vec(h.cuda_stream()).unwrap();
+        for i in 0..rows {
+            assert_eq!(
+                y2[i],
+                2.0 * results[0][i],
+                "row {i} after device update_values"
+            );
+        }
+        // Powers of two scale every product exactly.
+        let quadrupled: Vec<f64> = c.vals.iter().map(|v| 4.0 * v).collect();
+        ok(tessera_update_values(
+            handle,
+            a_dev,
+            quadrupled.as_ptr().cast(),
+        ));
+        ok(tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(d_x.addr()),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        ));
+        let y4 = d_y.to_vec(h.cuda_stream()).unwrap();
+        for i in 0..rows {
+            assert_eq!(
+                y4[i],
+                4.0 * results[0][i],
+                "row {i} after host update_values"
+            );
+        }
+        // Re-analysis after a device update keeps the device's values.
+        ok(tessera_update_values(handle, a_dev, dptr(d_doubled.addr())));
+        ok(tessera_analyze(
+            handle,
+            a_dev,
+            TESSERA_ALGORITHM_CSR_VECTOR,
+            TESSERA_TUNING_NONE,
+        ));
+        ok(tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(d_x.addr()),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        ));
+        assert_eq!(d_y.to_vec(h.cuda_stream()).unwrap(), y2);
+
+        // A plain host pointer for x or y is INVALID_POINTER, not a GPU fault; the handle
+        // still works afterwards.
+        let host_x = x.clone();
+        let mut host_y = vec![0.0f64; rows];
+        let s = tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            host_x.as_ptr().cast(),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        );
+        assert_eq!(s, TESSERA_STATUS_INVALID_POINTER);
+        assert!(last_error().contains("host memory"), "{}", last_error());
+        let s = tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(d_x.addr()),
+            beta_p,
+            host_y.as_mut_ptr().cast(),
+        );
+        assert_eq!(s, TESSERA_STATUS_INVALID_POINTER);
+        // A device vector too short for op(A) is INVALID_SIZE.
+        let short = DeviceVec::from_slice(&dev, &vec![0.0f64; cols - 1]).unwrap();
+        let s = tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(short.addr()),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        );
+        assert_eq!(s, TESSERA_STATUS_INVALID_SIZE, "{}", last_error());
+        ok(tessera_spmv(
+            handle,
+            TESSERA_OPERATION_NON_TRANSPOSE,
+            alpha_p,
+            a_dev,
+            dptr(d_x.addr()),
+            beta_p,
+            d_y.addr() as usize as *mut c_void,
+        ));
+        assert_eq!(d_y.to_vec(h.cuda_stream()).unwrap(), y2);
+
+        ok(tessera_destroy_matrix(a_dev));
+        ok(tessera_destroy_matrix(a_host));
+        ok(tessera_destroy(handle));
+    }
+}
+
+#[test]
+fn products_on_a_non_default_stream_and_a_replayed_cuda_graph_are_right() {
+    let Some(mut h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    enter_primary_context();
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: primary context current; valid out-pointer.
+    let r = unsafe {
+        sys::cuStreamCreate(
+            &mut stream,
+            sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+        )
+    };
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+    h.set_stream(stream as usize).unwrap();
+    let (name, a) = tessera::io::load("gen:powerlaw:12,8,5").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    let x = x_for(a.cols(), 2);
+    let mut dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &vec![f64::NAN; a.rows()]).unwrap();
+    let zeros = vec![0.0; a.rows()];
+    m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+        .unwrap();
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    assert_product(&name, &a, Operation::NonTranspose, 1.0, &x, 0.0, &zeros, &y);
+
+    // Capture y = A*x (and y += A^T-free scaling) into a graph, in global capture mode.
+    // SAFETY: the stream is ours and idle; graph handles are checked and destroyed below.
+    let graph_exec = unsafe {
+        assert_eq!(
+            sys::cuStreamBeginCapture_v2(
+                stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+            ),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+            .unwrap();
+        let mut graph = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuStreamEndCapture(stream, &mut graph),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        let mut exec = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        sys::cuGraphDestroy(graph);
+        exec
+    };
+    for round in 0..3 {
+        let x2: Vec<f64> = x_for(a.cols(), 100 + round);
+        dx.copy_from(&x2).unwrap();
+        // SAFETY: a live graph exec and stream.
+        assert_eq!(
+            unsafe { sys::cuGraphLaunch(graph_exec, stream) },
+            sys::CUresult::CUDA_SUCCESS
+        );
+        let y = dy.to_vec(h.cuda_stream()).unwrap();
+        assert_product(
+            &name,
+            &a,
+            Operation::NonTranspose,
+            1.0,
+            &x2,
+            0.0,
+            &zeros,
+            &y,
+        );
+    }
+    // SAFETY: destroyed once, after its last launch finished (to_vec waited for the stream).
+    unsafe {
+        sys::cuGraphExecDestroy(graph_exec);
+    }
+    h.set_stream(0).unwrap();
+    // SAFETY: no work of ours is left on the stream.
+    unsafe { sys::cuStreamDestroy_v2(stream) };
+}
+
+#[test]
+fn device_allocation_failure_is_alloc_failed_and_the_handle_keeps_working() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let (_, a) = tessera::io::load("gen:random:1000000,16,1").unwrap(); // ~200 MB on the device
+                                                                        // Take all free device memory: one large block, then 16 MB pieces until none is left.
+    let (free, _) = dev.memory_info().unwrap();
+    let mut hog = Vec::new();
+    let mut want = free.saturating_sub(256 << 20);
+    while hog.is_empty() && want > (256 << 20) {
+        if let Ok(b) = DeviceBuffer::alloc(&dev, want, "the test's memory hog") {
+            hog.push(b);
+        }
+        want -= 256 << 20;
+    }
+    while let Ok(b) = DeviceBuffer::alloc(&dev, 16 << 20, "the test's memory hog") {
+        hog.push(b);
+    }
+    if hog.is_empty() {
+        println!("skipped: could not reserve device memory for the test");
+        return;
+    }
+    let mut m = Matrix::from_csr(&h, a.clone());
+    let e = m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap_err();
+    assert_eq!(e.status(), Status::AllocFailed, "{e}");
+    assert!(
+        e.detail().contains("CUDA_ERROR_OUT_OF_MEMORY"),
+        "{}",
+        e.detail()
+    );
+    drop(hog);
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    check_typed::<f32>(&h, "after ALLOC_FAILED", &a, Algorithm::Auto, Tuning::None);
+}
+
+#[test]
+fn the_non_transposed_product_is_bitwise_reproducible_and_says_so() {
+    let Some(h) = gpu() else { return };
+    let (_, a) = tessera::io::load("gen:powerlaw:14,16,3").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    assert!(m.info().deterministic);
+    let x = x_for(a.cols(), 4);
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let mut y = vec![0.0; a.rows()];
+        m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+            .unwrap();
+        runs.push(y);
+    }
+    assert!(runs.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
+    if gpu().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = || {
+        // TESSERA_BIN: the CLI's path in a GPU bundle (the build path does not exist there).
+        let bin = std::env::var("TESSERA_BIN").unwrap_or(env!("CARGO_BIN_EXE_tessera").into());
+        let out = std::process::Command::new(bin)
+            .args(["--backend", "cuda", "verify", "gen:lap3d7:12"])
+            .env("TESSERA_CACHE_DIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run();
+    let entries: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cubin"))
+        .collect();
+    assert!(!entries.is_empty(), "the first run wrote no cache entries");
+    for p in &entries {
+        let mut data = std::fs::read(p).unwrap();
+        let n = data.len();
+        data[n / 2] ^= 0xff;
+        data.truncate(n - 7);
+        std::fs::write(p, &data).unwrap();
+    }
+    run();
+    for p in &entries {
+        let data = std::fs::read(p).unwrap();
+        let key: [u8; 32] = data[16..48].try_into().unwrap();
+        assert!(
+            tessera::backend::cuda::cache::read(dir.path(), &key).is_some(),
+            "{} was not rewritten intact",
+            p.display()
+        );
+    }
+}
