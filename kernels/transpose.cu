@@ -36,7 +36,7 @@ __device__ __forceinline__ void transpose_spmv(int rows, const int *__restrict__
         const T xi = alpha * tessera_ro_load(x + i);
         const int end = row_ptr[i + 1];
         for (int k = row_ptr[i] + lane; k < end; k += COOP) {
-            atomicAdd(y + tessera_stream_load(col_ind + k), tessera_stream_load(values + k) * xi);
+            atomicAdd(y + tessera_ro_load(col_ind + k), tessera_ro_load(values + k) * xi);
         }
     }
 }
