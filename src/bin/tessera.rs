@@ -2,8 +2,10 @@
 //! files or generated matrices. With no arguments it benches a built-in default matrix.
 #![forbid(unsafe_code)]
 
+#[path = "tessera/plot.rs"]
+mod plot;
+
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 use tessera::{
@@ -62,6 +64,21 @@ enum Command {
         /// Also write the table as CSV to this file.
         #[arg(long)]
         csv: Option<std::path::PathBuf>,
+        /// Draw speedup vs cuSPARSE and % of peak into this SVG file.
+        #[arg(long)]
+        plot: Option<std::path::PathBuf>,
+        /// Write bench.csv, bench.svg and command.txt (command, GPU, driver, geometric means)
+        /// into this folder.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Run the suite of BENCHMARKING.md: the shared matrices (TESSERA_MATRICES or
+        /// ../shared/matrices) and the large generated ones (gen:lap3d7:160, gen:stencil27:100,
+        /// gen:elasticity:48, gen:dense:2000,2000, gen:powerlaw:20,16,1,
+        /// gen:uniform:1000000,16,1, gen:lp:4284,1092610,2600,1,
+        /// gen:circuit:1000000,5,4,100000,1, gen:grid2d:725, gen:emptyrows:1000000,16,1), after
+        /// any SPECs given.
+        #[arg(long)]
+        suite: bool,
     },
 }
 
@@ -290,7 +307,7 @@ fn run_one_gpu<T: Scalar>(
     want: &[f64],
     time_batches: Option<usize>,
 ) -> Result<Outcome, tessera::Error> {
-    use tessera::backend::cuda::{DeviceVec, Event};
+    use tessera::backend::cuda::DeviceVec;
     let h = &s.handle;
     let stream = h.cuda_stream();
     let dx = DeviceVec::from_slice(dev, x)?;
@@ -324,27 +341,7 @@ fn run_one_gpu<T: Scalar>(
                 h.synchronize()?;
             }
         }
-        for _ in 0..3 {
-            call()?;
-        }
-        let (start, end) = (Event::new(dev)?, Event::new(dev)?);
-        let batch = |k: usize| -> Result<f64, tessera::Error> {
-            start.record(stream)?;
-            for _ in 0..k {
-                call()?;
-            }
-            end.record(stream)?;
-            end.synchronize()?;
-            Ok(end.elapsed_ms(&start)? / k as f64)
-        };
-        let one = batch(1)?.max(1e-4);
-        let k = ((1.0 / one).ceil() as usize).clamp(1, 20_000);
-        let mut times = Vec::with_capacity(batches);
-        for _ in 0..batches.max(7) {
-            times.push(batch(k)?);
-        }
-        times.sort_by(f64::total_cmp);
-        spmv_ms = Some(times[times.len() / 2]);
+        spmv_ms = Some(time_gpu(dev, stream, batches, &call)?);
         check(&mut error)?;
     }
     let info = m.info();
@@ -357,6 +354,74 @@ fn run_one_gpu<T: Scalar>(
         ok: error <= tol,
         spmv_ms,
     })
+}
+
+/// BENCHMARKING.md's timing: three warm-up calls, then batches of K back-to-back calls between
+/// CUDA events on the stream (K so that a batch takes >= 1 ms), per call the median of at least
+/// 7 batches.
+fn time_gpu(
+    dev: &std::sync::Arc<tessera::backend::cuda::Device>,
+    stream: tessera::backend::cuda::Stream,
+    batches: usize,
+    call: &dyn Fn() -> Result<(), tessera::Error>,
+) -> Result<f64, tessera::Error> {
+    use tessera::backend::cuda::Event;
+    for _ in 0..3 {
+        call()?;
+    }
+    let (start, end) = (Event::new(dev)?, Event::new(dev)?);
+    let batch = |k: usize| -> Result<f64, tessera::Error> {
+        start.record(stream)?;
+        for _ in 0..k {
+            call()?;
+        }
+        end.record(stream)?;
+        end.synchronize()?;
+        Ok(end.elapsed_ms(&start)? / k as f64)
+    };
+    let one = batch(1)?.max(1e-4);
+    let k = ((1.0 / one).ceil() as usize).clamp(1, 20_000);
+    let mut times = Vec::with_capacity(batches);
+    for _ in 0..batches.max(7) {
+        times.push(batch(k)?);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// cuSPARSE's generic SpMV on the same CSR (BENCHMARKING.md's baseline), checked against the
+/// f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
+/// failed, max relative error, device bytes).
+fn run_cusparse<T: Scalar>(
+    s: &Setup,
+    dev: &std::sync::Arc<tessera::backend::cuda::Device>,
+    a: &Csr<T>,
+    alg: tessera::backend::cuda::cusparse::CusparseAlg,
+    x: &[T],
+    want: &[f64],
+    batches: usize,
+) -> Result<(f64, Option<f64>, f64, u64), tessera::Error> {
+    use tessera::backend::cuda::{cusparse::CusparseSpmv, DeviceVec};
+    let stream = s.handle.cuda_stream();
+    let t = Instant::now();
+    let op = CusparseSpmv::new(dev, stream, a, alg)?;
+    let prep_ms = t.elapsed().as_secs_f64() * 1e3;
+    let dx = DeviceVec::from_slice(dev, x)?;
+    let dy = DeviceVec::from_slice(dev, &vec![T::from_f64(f64::NAN); want.len()])?;
+    let call = || op.spmv(dx.addr(), dy.addr());
+    call()?;
+    let got: Vec<f64> = dy.to_vec(stream)?.iter().map(|v| v.to_f64()).collect();
+    let error = rel_error(&got, want);
+    let max_row = (0..a.rows())
+        .map(|i| (a.row_ptr()[i + 1] - a.row_ptr()[i]) as usize)
+        .max()
+        .unwrap_or(0);
+    let ms = if error <= tolerance(T::EPSILON, max_row) {
+        Some(time_gpu(dev, stream, batches, &call)?)
+    } else {
+        None
+    };
+    Ok((prep_ms, ms, error, op.device_bytes() as u64))
 }
 
 fn run_typed(
@@ -486,64 +551,282 @@ fn csr_floor_bytes(a: &Csr<f64>, val: usize) -> f64 {
     (a.nnz() * (val + 4) + (a.rows() + 1) * 4 + a.cols() * val + a.rows() * val) as f64
 }
 
-fn cmd_bench(
-    backend: &str,
-    specs: &[String],
-    o: &RunOpts,
+/// BENCHMARKING.md's generated suite; `--suite` runs the shared matrices and then these.
+const SUITE_GENERATED: &[&str] = &[
+    "gen:lap3d7:160",
+    "gen:stencil27:100",
+    "gen:elasticity:48",
+    "gen:dense:2000,2000",
+    "gen:powerlaw:20,16,1",
+    "gen:uniform:1000000,16,1",
+    "gen:lp:4284,1092610,2600,1",
+    "gen:circuit:1000000,5,4,100000,1",
+    "gen:grid2d:725",
+    "gen:emptyrows:1000000,16,1",
+];
+
+/// What `tessera bench` was asked for beyond the common options.
+struct BenchArgs<'a> {
+    specs: &'a [String],
+    suite: bool,
     repeat: usize,
-    csv: Option<&std::path::Path>,
-) -> Result<bool, String> {
-    let s = setup(backend, o)?;
-    let specs: Vec<String> = if specs.is_empty() {
-        eprintln!("no matrix given: benching the default {DEFAULT_SPEC}");
-        vec![DEFAULT_SPEC.to_string()]
+    csv: Option<&'a std::path::Path>,
+    plot: Option<&'a std::path::Path>,
+    out: Option<&'a std::path::Path>,
+}
+
+/// One line of the bench table: a tessera method or a cuSPARSE algorithm on one matrix.
+struct BenchRow {
+    matrix: String,
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    vt: ValueType,
+    label: String,
+    chosen: String,
+    analysis_ms: Option<f64>,
+    spmv_ms: Option<f64>,
+    baseline_ms: Option<f64>,
+    bytes: u64,
+    error: f64,
+    status: String,
+    params: String,
+    csr_bytes: f64,
+}
+
+impl BenchRow {
+    fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+    fn is_cusparse(&self) -> bool {
+        self.label.starts_with("cusparse")
+    }
+    fn speedup(&self) -> Option<f64> {
+        match (self.ok(), self.spmv_ms, self.baseline_ms) {
+            (true, Some(t), Some(b)) if !self.is_cusparse() => Some(b / t),
+            _ => None,
+        }
+    }
+    fn gbs(&self) -> Option<f64> {
+        self.spmv_ms.map(|t| self.csr_bytes / (t * 1e6))
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+fn print_row(r: &BenchRow, peak: Option<f64>) {
+    let method = if r.label == "auto" {
+        format!("auto:{}", r.chosen)
     } else {
-        specs.to_vec()
+        r.label.clone()
     };
-    let peak_gbs = match s.handle.cuda() {
+    let ms = match (r.ok(), r.spmv_ms) {
+        (true, Some(t)) => format!("{t:.4}"),
+        _ => r.status.clone(),
+    };
+    println!(
+        "{:<26} {:>9} {:>10} {:<4} {method:<22} {:>11} {ms:>9} {:>9} {:>7} {:>8} {:>7} {:>6} {:>11} {:>9.2e}  {}",
+        r.matrix,
+        r.rows,
+        r.nnz,
+        r.vt,
+        opt(r.analysis_ms, 3),
+        opt(r.baseline_ms, 4),
+        opt(r.speedup(), 2),
+        opt(r.spmv_ms.map(|t| 2.0 * r.nnz as f64 / (t * 1e6)), 1),
+        opt(r.gbs(), 0),
+        opt(r.gbs().zip(peak).map(|(g, p)| 100.0 * g / p), 1),
+        r.bytes,
+        r.error,
+        r.params
+    );
+}
+
+fn csv_row(r: &BenchRow, peak: Option<f64>) -> String {
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "'"));
+    [
+        q(&r.matrix),
+        r.rows.to_string(),
+        r.cols.to_string(),
+        r.nnz.to_string(),
+        r.vt.to_string(),
+        r.label.clone(),
+        r.chosen.clone(),
+        opt(r.analysis_ms, 4),
+        opt(r.spmv_ms, 5),
+        opt(r.analysis_ms.zip(r.spmv_ms).map(|(a, t)| a / t), 1),
+        opt(r.baseline_ms, 5),
+        opt(r.speedup(), 3),
+        opt(r.spmv_ms.map(|t| 2.0 * r.nnz as f64 / (t * 1e6)), 2),
+        opt(r.gbs(), 1),
+        opt(r.gbs().zip(peak).map(|(g, p)| 100.0 * g / p), 2),
+        r.bytes.to_string(),
+        format!("{:.3e}", r.error),
+        r.status.clone(),
+        q(&r.params),
+    ]
+    .join(",")
+}
+
+const CSV_HEADER: &str = "matrix,rows,cols,nnz,type,method,chosen,analysis_ms,spmv_ms,analysis_in_spmvs,cusparse_best_ms,speedup_vs_cusparse,gflops,csr_gbps,pct_peak,device_bytes,max_rel_error,status,params";
+
+/// cuSPARSE's two algorithms on one matrix and value type (CUDA only; "n/a" rows when
+/// libcusparse is missing).
+fn cusparse_rows<T: Scalar>(
+    s: &Setup,
+    name: &str,
+    a64: &Csr<f64>,
+    batches: usize,
+) -> Vec<BenchRow> {
+    use tessera::backend::cuda::cusparse::{self, CusparseAlg};
+    let Some(dev) = s.handle.cuda() else {
+        return vec![];
+    };
+    let a: Csr<T> = a64.convert();
+    let x: Vec<T> = random_x(a.cols(), 42)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let xr: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
+    let mut want = vec![0.0; a.rows()];
+    a.convert::<f64>()
+        .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
+    let val = std::mem::size_of::<T>();
+    let base = |label: String| BenchRow {
+        matrix: name.to_string(),
+        rows: a.rows(),
+        cols: a.cols(),
+        nnz: a.nnz(),
+        vt: T::VALUE_TYPE,
+        chosen: label.clone(),
+        label,
+        analysis_ms: None,
+        spmv_ms: None,
+        baseline_ms: None,
+        bytes: 0,
+        error: 0.0,
+        status: "n/a".into(),
+        params: String::new(),
+        csr_bytes: csr_floor_bytes(a64, val),
+    };
+    if let Err(e) = cusparse::probe() {
+        let mut r = base("cusparse".into());
+        r.params = e.to_string();
+        return vec![r];
+    }
+    [CusparseAlg::Default, CusparseAlg::CsrAlg2]
+        .into_iter()
+        .map(|alg| {
+            let mut r = base(format!("cusparse:{alg}"));
+            match run_cusparse(s, dev, &a, alg, &x, &want, batches) {
+                Ok((prep, ms, err, bytes)) => {
+                    r.analysis_ms = Some(prep);
+                    r.spmv_ms = ms;
+                    r.error = err;
+                    r.bytes = bytes;
+                    r.status = if ms.is_some() { "ok" } else { "FAILED" }.into();
+                    r.params = "cusparseSpMV after cusparseSpMV_preprocess".into();
+                }
+                Err(e) => {
+                    r.status = "FAILED".into();
+                    r.params = e.to_string();
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+fn geomean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+}
+
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
+    let s = setup(backend, o)?;
+    let mut specs: Vec<String> = b.specs.to_vec();
+    if b.suite {
+        let dir = tessera::io::shared_matrices_dir().ok_or(
+            "--suite needs the shared matrices (../shared/matrices, or set TESSERA_MATRICES)",
+        )?;
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path().to_string_lossy().into_owned()))
+            .filter(|p| p.ends_with(".mtx.xz") || p.ends_with(".mtx"))
+            .collect();
+        files.sort_by_key(|p| p.to_lowercase());
+        specs.extend(files);
+        specs.extend(SUITE_GENERATED.iter().map(|g| g.to_string()));
+    }
+    if specs.is_empty() {
+        eprintln!("no matrix given: benching the default {DEFAULT_SPEC}");
+        specs.push(DEFAULT_SPEC.to_string());
+    }
+    let mut context = vec![format!(
+        "command: tessera {}",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    )];
+    context.push(format!("tessera {}", env!("CARGO_PKG_VERSION")));
+    let peak = match s.handle.cuda() {
         Some(dev) => {
             let g =
                 tessera::backend::cuda::copy_bandwidth_gbs(dev, s.handle.cuda_stream(), 1 << 30)
                     .map_err(|e| e.to_string())?;
-            println!(
-                "gpu: {} (sm_{}{}, {} SMs); copy bandwidth {g:.0} GB/s (device-to-device, 1 GiB, read + write)",
+            let (maj, min) = dev.driver_version();
+            context.push(format!(
+                "gpu: {} (sm_{}{}, {} SMs, driver CUDA {maj}.{min}); copy bandwidth {g:.0} GB/s (device-to-device, 1 GiB, read + write)",
                 dev.name(),
                 dev.compute_capability().0,
                 dev.compute_capability().1,
                 dev.sm_count()
-            );
+            ));
             Some(g)
         }
         None => None,
     };
-    let header = format!(
-        "{:<24} {:>9} {:>10} {:<4} {:<11} {:>11} {:>10} {:>8} {:>8} {:>6} {:>12} {:>9}  params",
-        "matrix",
-        "rows",
-        "nnz",
-        "type",
-        "method",
-        "analysis_ms",
-        "spmv_ms",
-        "GFLOP/s",
-        "GB/s",
-        "%peak",
-        "bytes",
-        "rel_err"
+    context.push(format!(
+        "backend: {}; tuning: {}",
+        s.handle.backend(),
+        s.tuning
+    ));
+    for c in &context {
+        println!("{c}");
+    }
+    println!(
+        "{:<26} {:>9} {:>10} {:<4} {:<22} {:>11} {:>9} {:>9} {:>7} {:>8} {:>7} {:>6} {:>11} {:>9}  params",
+        "matrix", "rows", "nnz", "type", "method", "analysis_ms", "spmv_ms", "cusp_ms", "speedup",
+        "GFLOP/s", "GB/s", "%peak", "bytes", "rel_err"
     );
-    println!("backend: {}", s.handle.backend());
-    println!("{header}");
-    let mut rows_csv = vec![
-        "matrix,rows,cols,nnz,type,method,tuning,chosen,analysis_ms,spmv_ms,gflops,csr_gbps,pct_peak,device_bytes,max_rel_error,status,params".to_string(),
-    ];
+    let mut rows: Vec<BenchRow> = Vec::new();
     let mut all_ok = true;
-    for spec in &specs {
+    for (n, spec) in specs.iter().enumerate() {
+        eprint!("[{}/{}] ", n + 1, specs.len());
         let (name, a) = load(spec)?;
         for &vt in &s.types {
             let val = match vt {
                 ValueType::F32 => 4,
                 ValueType::F64 => 8,
             };
+            let cus = match vt {
+                ValueType::F32 => cusparse_rows::<f32>(&s, &name, &a, b.repeat),
+                ValueType::F64 => cusparse_rows::<f64>(&s, &name, &a, b.repeat),
+            };
+            let baseline = cus
+                .iter()
+                .filter(|r| r.ok())
+                .filter_map(|r| r.spmv_ms)
+                .min_by(f64::total_cmp);
+            let mut here = Vec::new();
             for &alg in &s.methods {
                 if alg != Algorithm::Auto && !select::implemented(alg) {
                     continue;
@@ -553,73 +836,152 @@ fn cmd_bench(
                 } else {
                     alg.to_string()
                 };
-                match run_typed(&s, vt, &a, alg, Some(repeat)) {
+                let mut r = BenchRow {
+                    matrix: name.clone(),
+                    rows: a.rows(),
+                    cols: a.cols(),
+                    nnz: a.nnz(),
+                    vt,
+                    label: label.clone(),
+                    chosen: label.clone(),
+                    analysis_ms: None,
+                    spmv_ms: None,
+                    baseline_ms: baseline,
+                    bytes: 0,
+                    error: 0.0,
+                    status: "FAILED".into(),
+                    params: String::new(),
+                    csr_bytes: csr_floor_bytes(&a, val),
+                };
+                match run_typed(&s, vt, &a, alg, Some(b.repeat)) {
                     Ok(out) => {
-                        all_ok &= out.ok;
-                        let (ms, gf, gb, pct) = match out.spmv_ms {
-                            Some(ms) => {
-                                let gbs = csr_floor_bytes(&a, val) / (ms * 1e6);
-                                (
-                                    format!("{ms:.4}"),
-                                    format!("{:.2}", 2.0 * a.nnz() as f64 / (ms * 1e6)),
-                                    format!("{gbs:.1}"),
-                                    peak_gbs
-                                        .map_or("-".into(), |p| format!("{:.1}", 100.0 * gbs / p)),
-                                )
-                            }
-                            None => ("FAILED".into(), "-".into(), "-".into(), "-".into()),
-                        };
-                        let method = if alg == Algorithm::Auto {
-                            format!("auto:{}", out.algorithm)
-                        } else {
-                            label.clone()
-                        };
-                        println!(
-                            "{name:<24} {:>9} {:>10} {vt:<4} {method:<11} {:>11.3} {ms:>10} {gf:>8} {gb:>8} {pct:>6} {:>12} {:>9.2e}  {}",
-                            a.rows(), a.nnz(), out.analysis_ms, out.bytes, out.error, out.params
-                        );
-                        rows_csv.push(format!(
-                            "{name},{},{},{},{vt},{label},{},{},{:.6},{},{},{},{},{},{:.3e},{},\"{}\"",
-                            a.rows(),
-                            a.cols(),
-                            a.nnz(),
-                            s.tuning,
-                            out.algorithm,
-                            out.analysis_ms,
-                            ms,
-                            gf,
-                            gb,
-                            pct,
-                            out.bytes,
-                            out.error,
-                            if out.ok { "ok" } else { "FAILED" },
-                            out.params.replace('"', "'")
-                        ));
+                        r.chosen = out.algorithm.to_string();
+                        r.analysis_ms = Some(out.analysis_ms);
+                        r.spmv_ms = out.spmv_ms;
+                        r.bytes = out.bytes;
+                        r.error = out.error;
+                        r.status = if out.ok { "ok" } else { "FAILED" }.into();
+                        r.params = out.params;
                     }
-                    Err(e) => {
-                        all_ok = false;
-                        println!("{name:<24} {vt:<4} {label:<11} FAILED: {e}");
-                        rows_csv.push(format!(
-                            "{name},{},{},{},{vt},{label},{},,,,,,,,,FAILED,\"{e}\"",
-                            a.rows(),
-                            a.cols(),
-                            a.nnz(),
-                            s.tuning
-                        ));
-                    }
+                    Err(e) => r.params = e.to_string(),
                 }
+                all_ok &= r.ok();
+                here.push(r);
+            }
+            for r in cus.into_iter().chain(here) {
+                print_row(&r, peak);
+                rows.push(r);
             }
         }
+    }
+    // Geometric-mean speedup over the better cuSPARSE algorithm, per method (FAILED excluded).
+    let mut labels: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| !r.is_cusparse()) {
+        if !labels.contains(&r.label.as_str()) {
+            labels.push(&r.label);
+        }
+    }
+    let mut summary = Vec::new();
+    for l in labels {
+        let sp: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.label == l)
+            .filter_map(BenchRow::speedup)
+            .collect();
+        let pk: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.label == l && r.ok())
+            .filter_map(|r| r.gbs().zip(peak).map(|(g, p)| 100.0 * g / p))
+            .collect();
+        let failed = rows.iter().filter(|r| r.label == l && !r.ok()).count();
+        summary.push(match geomean(&sp) {
+            Some(g) => format!(
+                "geomean speedup vs the better cuSPARSE algorithm: {l} {g:.2}x over {} runs ({} faster, {} FAILED); median % of peak {}",
+                sp.len(),
+                sp.iter().filter(|&&x| x > 1.0).count(),
+                failed,
+                opt(median(&pk), 1)
+            ),
+            None => format!(
+                "{l}: no cuSPARSE baseline to compare with ({}; {failed} FAILED)",
+                if s.handle.cuda().is_some() { "cuSPARSE unavailable" } else { "host backend" }
+            ),
+        });
+    }
+    for l in &summary {
+        println!("{l}");
     }
     if s.handle.backend() == BackendKind::Host {
         println!("note: host backend — these are times of the host reference, not GPU numbers; cuSPARSE and % of peak need a GPU.");
     }
-    if let Some(path) = csv {
-        let mut f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        writeln!(f, "{}", rows_csv.join("\n")).map_err(|e| format!("{}: {e}", path.display()))?;
+    let csv_text = std::iter::once(CSV_HEADER.to_string())
+        .chain(rows.iter().map(|r| csv_row(r, peak)))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let (csv, plot) = match b.out {
+        Some(dir) => {
+            write_file(
+                &dir.join("command.txt"),
+                &(context.join("\n") + "\n" + &summary.join("\n") + "\n"),
+            )?;
+            (Some(dir.join("bench.csv")), Some(dir.join("bench.svg")))
+        }
+        None => (None, None),
+    };
+    for path in b.csv.map(|p| p.to_path_buf()).into_iter().chain(csv) {
+        write_file(&path, &csv_text)?;
+    }
+    if let Some(path) = b.plot.map(|p| p.to_path_buf()).or(plot) {
+        draw_plot(&path, &context, &rows, peak)?;
         eprintln!("wrote {}", path.display());
     }
     Ok(all_ok)
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// The picture: speedup over cuSPARSE per matrix (tessera's methods) and % of peak per method.
+fn draw_plot(
+    path: &std::path::Path,
+    context: &[String],
+    rows: &[BenchRow],
+    peak: Option<f64>,
+) -> Result<(), String> {
+    let mut speedups: Vec<plot::SpeedupRow> = Vec::new();
+    for r in rows.iter().filter(|r| !r.is_cusparse()) {
+        let key = format!("{} {}", r.matrix, r.vt);
+        let label = r.label.clone();
+        match speedups.iter_mut().find(|s| s.matrix == key) {
+            Some(s) => s.speedups.push((label, r.speedup())),
+            None => speedups.push(plot::SpeedupRow {
+                matrix: key,
+                speedups: vec![(label, r.speedup())],
+            }),
+        }
+    }
+    let peaks: Vec<plot::PeakRow> = rows
+        .iter()
+        .filter(|r| r.ok())
+        .filter_map(|r| {
+            r.gbs().zip(peak).map(|(g, p)| plot::PeakRow {
+                method: r.label.clone(),
+                matrix: format!("{} {}", r.matrix, r.vt),
+                pct_peak: 100.0 * g / p,
+            })
+        })
+        .collect();
+    let title = context
+        .iter()
+        .find(|c| c.starts_with("gpu: "))
+        .map_or("tessera bench (host backend)".to_string(), |g| {
+            format!("tessera bench — {}", &g[5..g.find(';').unwrap_or(g.len())])
+        });
+    plot::draw(path, &title, &speedups, &peaks)
 }
 
 fn main() -> ExitCode {
@@ -630,7 +992,18 @@ fn main() -> ExitCode {
         tuning: "none".into(),
     };
     let r = match &cli.command {
-        None => cmd_bench(&cli.backend, &[], &default, 7, None),
+        None => cmd_bench(
+            &cli.backend,
+            &BenchArgs {
+                specs: &[],
+                suite: false,
+                repeat: 7,
+                csv: None,
+                plot: None,
+                out: None,
+            },
+            &default,
+        ),
         Some(Command::Info { specs, opts }) => cmd_info(&cli.backend, specs, opts),
         Some(Command::Verify { specs, opts }) => cmd_verify(&cli.backend, specs, opts),
         Some(Command::Bench {
@@ -638,7 +1011,21 @@ fn main() -> ExitCode {
             opts,
             repeat,
             csv,
-        }) => cmd_bench(&cli.backend, specs, opts, *repeat, csv.as_deref()),
+            plot,
+            out,
+            suite,
+        }) => cmd_bench(
+            &cli.backend,
+            &BenchArgs {
+                specs,
+                suite: *suite,
+                repeat: *repeat,
+                csv: csv.as_deref(),
+                plot: plot.as_deref(),
+                out: out.as_deref(),
+            },
+            opts,
+        ),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod csr;
+pub mod cusparse;
 pub mod kernels;
 pub mod nvrtc;
 
