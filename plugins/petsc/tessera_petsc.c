@@ -768,33 +768,34 @@ static PetscErrorCode TpDetach(Mat A) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatConvert_SeqAIJ_SeqAIJTessera(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
+/* MatConvert between a base type and its tessera type, one body for all four directions: copy
+   (MAT_REUSE_MATRIX), or duplicate (MAT_INITIAL_MATRIX) or keep (MAT_INPLACE_MATRIX) the matrix
+   and then attach or detach tessera with `change`. */
+static PetscErrorCode TpConvert(Mat A, MatReuse reuse, Mat *newmat, PetscErrorCode (*change)(Mat)) {
   Mat B = *newmat;
 
   PetscFunctionBegin;
-  (void)type;
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(TpAttach(B));
+  PetscCall(change(B));
   *newmat = B;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatConvert_SeqAIJTessera_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
-  Mat B = *newmat;
-
+static PetscErrorCode MatConvert_SeqAIJ_SeqAIJTessera(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(0);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(TpDetach(B));
-  *newmat = B;
+  PetscCall(TpConvert(A, reuse, newmat, TpAttach));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatConvert_SeqAIJTessera_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
+  PetscFunctionBegin;
+  (void)type;
+  PetscCall(TpConvert(A, reuse, newmat, TpDetach));
   PetscFunctionReturn(0);
 }
 
@@ -1012,32 +1013,16 @@ static PetscErrorCode TpMPIDetach(Mat A) {
 }
 
 static PetscErrorCode MatConvert_MPIAIJ_MPIAIJTessera(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
-  Mat B = *newmat;
-
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(0);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(TpMPIAttach(B));
-  *newmat = B;
+  PetscCall(TpConvert(A, reuse, newmat, TpMPIAttach));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatConvert_MPIAIJTessera_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat) {
-  Mat B = *newmat;
-
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(0);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(TpMPIDetach(B));
-  *newmat = B;
+  PetscCall(TpConvert(A, reuse, newmat, TpMPIDetach));
   PetscFunctionReturn(0);
 }
 
