@@ -680,7 +680,7 @@ fn cusparse_rows<T: Scalar>(
     a64: &Csr<f64>,
     batches: usize,
 ) -> Vec<BenchRow> {
-    use tessera::backend::cuda::cusparse::{self, CusparseAlg};
+    use tessera::backend::cuda::cusparse;
     let Some(dev) = s.handle.cuda() else {
         return vec![];
     };
@@ -716,7 +716,7 @@ fn cusparse_rows<T: Scalar>(
         r.params = e.to_string();
         return vec![r];
     }
-    [CusparseAlg::Default, CusparseAlg::CsrAlg2]
+    cusparse::CUSPARSE_ALGS
         .into_iter()
         .map(|alg| {
             let mut r = base(format!("cusparse:{alg}"));

@@ -120,10 +120,10 @@ pub enum CusparseAlg {
     CsrAlg2,
 }
 
-impl CusparseAlg {
-    /// Both algorithms, in the order the benchmark runs them.
-    pub const ALL: [CusparseAlg; 2] = [CusparseAlg::Default, CusparseAlg::CsrAlg2];
+/// Both algorithms, in the order the benchmark runs them.
+pub const CUSPARSE_ALGS: [CusparseAlg; 2] = [CusparseAlg::Default, CusparseAlg::CsrAlg2];
 
+impl CusparseAlg {
     fn raw(self) -> cs::cusparseSpMVAlg_t {
         match self {
             CusparseAlg::Default => cs::cusparseSpMVAlg_t::CUSPARSE_SPMV_ALG_DEFAULT,
@@ -601,7 +601,7 @@ mod tests {
     fn cusparse_products_match_the_reference_or_skip() {
         let a = Csr::<f64>::from_triplets(1000, 700, &sample(1000, 700)).unwrap();
         let Some(dev) = gpu() else { return };
-        for alg in CusparseAlg::ALL {
+        for alg in CUSPARSE_ALGS {
             check_product(&dev, &a, alg);
             check_product(&dev, &a.convert::<f32>(), alg);
         }
@@ -615,7 +615,7 @@ mod tests {
             .collect();
         let Some(dev) = gpu() else { return };
         for a in &empty {
-            for alg in CusparseAlg::ALL {
+            for alg in CUSPARSE_ALGS {
                 check_product(&dev, a, alg);
                 let op = CusparseSpmv::new(&dev, Stream(0), a, alg).unwrap();
                 assert_eq!(op.device_bytes(), 0);
