@@ -542,3 +542,35 @@ fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
         );
     }
 }
+
+#[test]
+fn a_matrix_outlives_its_handle_and_four_threads_multiply_it_through_their_own_handles() {
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:random:20000,15000,12,6").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Auto, Tuning::Online).unwrap();
+    drop(h); // the matrix keeps the device context and its kernels alive
+    let m = &m;
+    let a = &a;
+    let name = &name;
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            s.spawn(move || {
+                let h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
+                for round in 0..25 {
+                    let op = if (t + round) % 2 == 0 {
+                        Operation::NonTranspose
+                    } else {
+                        Operation::Transpose
+                    };
+                    let (xl, yl) = m.vector_lengths(op);
+                    let x = x_for(xl, 10 * t + round);
+                    let y0 = x_for(yl, 99);
+                    let mut y = y0.clone();
+                    m.spmv(&h, op, 1.5, &x, -0.5, &mut y).unwrap();
+                    assert_product(name, a, op, 1.5, &x, -0.5, &y0, &y);
+                }
+            });
+        }
+    });
+}
