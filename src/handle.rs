@@ -4,7 +4,10 @@
 use crate::backend::cuda::{self, Device};
 use crate::error::{Error, Result};
 use crate::types::BackendKind;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// How many validated device vectors a handle remembers (see [`Handle::check_device_vector`]).
+const VALIDATED_VECTORS: usize = 8;
 
 /// Environment variable that selects the backend of [`Handle::new`] (`cuda` or `host`).
 pub const BACKEND_ENV: &str = "TESSERA_BACKEND";
@@ -22,6 +25,8 @@ pub struct Handle {
     device: i32,
     cuda: Option<Arc<Device>>,
     stream: usize,
+    /// Device vectors (address, bytes) already found device-accessible, newest last.
+    validated: Mutex<Vec<(usize, usize)>>,
     deterministic: bool,
 }
 
@@ -63,6 +68,7 @@ impl Handle {
             device,
             cuda,
             stream: 0,
+            validated: Mutex::new(Vec::new()),
             deterministic,
         })
     }
@@ -95,6 +101,30 @@ impl Handle {
             cuda::check_stream(dev, stream)?;
         }
         self.stream = stream;
+        Ok(())
+    }
+
+    /// Checks that `bytes` at device address `ptr` (argument `name`) are device-accessible (see
+    /// [`cuda::check_device_accessible`]). The handle remembers the last few vectors it has
+    /// validated, so a solver that multiplies into the same x and y again and again pays the
+    /// driver query once, not on every product (on a small matrix the queries cost as much as
+    /// the product itself). No-op on the host backend.
+    pub fn check_device_vector(&self, ptr: u64, bytes: usize, name: &str) -> Result<()> {
+        let Some(dev) = &self.cuda else {
+            return Ok(());
+        };
+        let (ptr, mut seen) = (
+            ptr as usize,
+            self.validated.lock().unwrap_or_else(|p| p.into_inner()),
+        );
+        if bytes == 0 || seen.iter().any(|&(p, b)| p == ptr && b >= bytes) {
+            return Ok(());
+        }
+        cuda::check_device_accessible(dev, ptr, bytes, name)?;
+        if seen.len() == VALIDATED_VECTORS {
+            seen.remove(0);
+        }
+        seen.push((ptr, bytes));
         Ok(())
     }
 

@@ -288,11 +288,11 @@ impl<T: Scalar> Matrix<T> {
     ) -> Result<()> {
         self.check_handle(handle)?;
         self.analysis()?;
-        let Some(dev) = handle.cuda() else {
+        if handle.cuda().is_none() {
             return Err(Error::InvalidValue(
                 "spmv_device needs a CUDA handle; the host backend takes host slices (Matrix::spmv)".into(),
             ));
-        };
+        }
         let gpu = self.gpu.as_ref().ok_or_else(|| {
             Error::Internal("a CUDA matrix was analyzed but has no device arrays".into())
         })?;
@@ -301,7 +301,7 @@ impl<T: Scalar> Matrix<T> {
             return Ok(());
         }
         let sz = std::mem::size_of::<T>();
-        cuda::check_device_accessible(dev, y as usize, yl * sz, "y")?;
+        handle.check_device_vector(y, yl * sz, "y")?;
         let stream = handle.cuda_stream();
         if alpha == T::ZERO {
             return if beta == T::ONE {
@@ -310,7 +310,7 @@ impl<T: Scalar> Matrix<T> {
                 gpu.csr.scale(stream, yl, y, beta)
             };
         }
-        cuda::check_device_accessible(dev, x as usize, xl * sz, "x")?;
+        handle.check_device_vector(x, xl * sz, "x")?;
         match (op, &gpu.method) {
             (Operation::NonTranspose, GpuMethod::CsrVector(m)) => {
                 m.spmv(&gpu.csr, stream, alpha, x, beta, y)
