@@ -34,14 +34,71 @@ fn candidates(name: &str) -> Vec<String> {
     cudarc::get_lib_name_candidates(name)
 }
 
-fn try_load(name: &str) -> std::result::Result<(), String> {
+/// Every driver function tessera calls (through cudarc, which looks each symbol up on first use
+/// and panics when it is missing). [`probe_libraries`] checks them all up front, so an old
+/// driver is a NO_DEVICE sentence rather than a panic; a unit test keeps the list complete.
+pub const DRIVER_SYMBOLS: &[&str] = &[
+    "cuCtxPopCurrent_v2",
+    "cuCtxPushCurrent_v2",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetCount",
+    "cuDeviceGetName",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDeviceTotalMem_v2",
+    "cuDriverGetVersion",
+    "cuEventCreate",
+    "cuEventDestroy_v2",
+    "cuEventElapsedTime_v2",
+    "cuEventQuery",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuInit",
+    "cuLaunchKernel",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemGetInfo_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemsetD8Async",
+    "cuModuleGetFunction",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuPointerGetAttributes",
+    "cuStreamGetCtx",
+    "cuStreamIsCapturing",
+    "cuStreamSynchronize",
+];
+
+/// Loads the first of cudarc's candidate names for `name` that loads, and checks that it has
+/// every symbol in `symbols`.
+fn try_load(name: &str, symbols: &[&str]) -> std::result::Result<(), String> {
     let mut why = Vec::new();
     for lib in candidates(name) {
         // SAFETY: loading a shared library runs its initialisers; libcuda and libnvrtc are
         // NVIDIA's own libraries whose initialisers have no preconditions on our side. The
-        // handle is closed again at once; cudarc opens the same name itself later.
+        // handle is closed again at the end; cudarc opens the same name itself later.
         match unsafe { libloading::Library::new(&lib) } {
-            Ok(_) => return Ok(()),
+            Ok(l) => {
+                let missing: Vec<&str> = symbols
+                    .iter()
+                    .copied()
+                    // SAFETY: only the symbol's presence is checked; nothing is called.
+                    .filter(|s| unsafe { l.get::<*const ()>(s.as_bytes()) }.is_err())
+                    .collect();
+                return if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{lib} lacks {}: it is older than the CUDA 13.0 driver API tessera uses; update the NVIDIA driver",
+                        missing.join(", ")
+                    ))
+                };
+            }
             Err(e) => why.push(e.to_string()),
         }
     }
@@ -51,9 +108,9 @@ fn try_load(name: &str) -> std::result::Result<(), String> {
 
 /// Checks that the CUDA driver library and NVRTC can be loaded, naming what is missing.
 pub fn probe_libraries() -> Result<()> {
-    if let Err(why) = try_load("cuda") {
+    if let Err(why) = try_load("cuda", DRIVER_SYMBOLS) {
         return Err(Error::NoDevice(format!(
-            "the CUDA driver library libcuda could not be loaded ({why}); install the NVIDIA driver, or set TESSERA_BACKEND=host for the host backend"
+            "the CUDA driver library libcuda could not be used ({why}); install or update the NVIDIA driver, or set TESSERA_BACKEND=host for the host backend"
         )));
     }
     nvrtc::probe()
@@ -940,4 +997,46 @@ pub fn copy_bandwidth_gbs(dev: &Arc<Device>, stream: Stream, bytes: usize) -> Re
     times.sort_by(f64::total_cmp);
     let ms = times[times.len() / 2];
     Ok(2.0 * bytes as f64 / (ms * 1e-3) / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_driver_function_the_code_calls_is_probed_up_front() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut files = vec![];
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        let mut called = std::collections::BTreeSet::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for prefix in ["sys::cu", "cu::cu"] {
+                for (i, _) in text.match_indices(prefix) {
+                    let name: String = text[i + prefix.len() - 2..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if text[i + prefix.len() - 2 + name.len()..].starts_with('(') {
+                        called.insert(name);
+                    }
+                }
+            }
+        }
+        assert!(called.len() > 20, "the scan found only {called:?}");
+        for name in &called {
+            assert!(
+                super::DRIVER_SYMBOLS.contains(&name.as_str()),
+                "{name} is called but not in DRIVER_SYMBOLS"
+            );
+        }
+    }
 }
