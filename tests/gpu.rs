@@ -202,6 +202,19 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
             TESSERA_INDEX_BASE_ONE,
             TESSERA_VALUE_TYPE_F64,
         ));
+        let (xd, yd) = (dptr(d_x.addr()), d_y.addr() as usize as *mut c_void);
+        // y = A x with alpha = 1, beta = 0 (SAFETY: as for the block).
+        let spmv = |a: tessera_matrix, x: *const c_void, y: *mut c_void| {
+            tessera_spmv(
+                handle,
+                TESSERA_OPERATION_NON_TRANSPOSE,
+                alpha_p,
+                a,
+                x,
+                beta_p,
+                y,
+            )
+        };
         let mut results = Vec::new();
         for a in [a_dev, a_host] {
             ok(tessera_analyze(
@@ -210,15 +223,7 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
                 TESSERA_ALGORITHM_AUTO,
                 TESSERA_TUNING_NONE,
             ));
-            ok(tessera_spmv(
-                handle,
-                TESSERA_OPERATION_NON_TRANSPOSE,
-                alpha_p,
-                a,
-                dptr(d_x.addr()),
-                beta_p,
-                d_y.addr() as usize as *mut c_void,
-            ));
+            ok(spmv(a, xd, yd));
             results.push(d_y.to_vec(h.cuda_stream()).unwrap());
         }
         assert_eq!(
@@ -248,15 +253,7 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
         let doubled: Vec<f64> = c.vals.iter().map(|v| 2.0 * v).collect();
         let d_doubled = DeviceVec::from_slice(&dev, &doubled).unwrap();
         ok(tessera_update_values(handle, a_dev, dptr(d_doubled.addr())));
-        ok(tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(d_x.addr()),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        ));
+        ok(spmv(a_dev, xd, yd));
         let y2 = d_y.to_vec(h.cuda_stream()).unwrap();
         for i in 0..rows {
             assert_eq!(
@@ -272,15 +269,7 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
             a_dev,
             quadrupled.as_ptr().cast(),
         ));
-        ok(tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(d_x.addr()),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        ));
+        ok(spmv(a_dev, xd, yd));
         let y4 = d_y.to_vec(h.cuda_stream()).unwrap();
         for i in 0..rows {
             assert_eq!(
@@ -297,63 +286,23 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
             TESSERA_ALGORITHM_CSR_VECTOR,
             TESSERA_TUNING_NONE,
         ));
-        ok(tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(d_x.addr()),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        ));
+        ok(spmv(a_dev, xd, yd));
         assert_eq!(d_y.to_vec(h.cuda_stream()).unwrap(), y2);
 
         // A plain host pointer for x or y is INVALID_POINTER, not a GPU fault; the handle
         // still works afterwards.
         let host_x = x.clone();
         let mut host_y = vec![0.0f64; rows];
-        let s = tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            host_x.as_ptr().cast(),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        );
+        let s = spmv(a_dev, host_x.as_ptr().cast(), yd);
         assert_eq!(s, TESSERA_STATUS_INVALID_POINTER);
         assert!(last_error().contains("host memory"), "{}", last_error());
-        let s = tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(d_x.addr()),
-            beta_p,
-            host_y.as_mut_ptr().cast(),
-        );
+        let s = spmv(a_dev, xd, host_y.as_mut_ptr().cast());
         assert_eq!(s, TESSERA_STATUS_INVALID_POINTER);
         // A device vector too short for op(A) is INVALID_SIZE.
         let short = DeviceVec::from_slice(&dev, &vec![0.0f64; cols - 1]).unwrap();
-        let s = tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(short.addr()),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        );
+        let s = spmv(a_dev, dptr(short.addr()), yd);
         assert_eq!(s, TESSERA_STATUS_INVALID_SIZE, "{}", last_error());
-        ok(tessera_spmv(
-            handle,
-            TESSERA_OPERATION_NON_TRANSPOSE,
-            alpha_p,
-            a_dev,
-            dptr(d_x.addr()),
-            beta_p,
-            d_y.addr() as usize as *mut c_void,
-        ));
+        ok(spmv(a_dev, xd, yd));
         assert_eq!(d_y.to_vec(h.cuda_stream()).unwrap(), y2);
 
         ok(tessera_destroy_matrix(a_dev));

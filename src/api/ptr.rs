@@ -3,12 +3,14 @@
 //! foreign pointer is INVALID_HANDLE instead of undefined behaviour.
 
 use super::types::{tessera_handle, tessera_matrix};
-use crate::backend::cuda::{self, MemKind};
+use crate::backend::cuda::{self, Device, MemKind, PtrInfo};
+use crate::csr::try_vec_filled;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::matrix::AnyMatrix;
 use std::collections::HashSet;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 
 static HANDLES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
@@ -231,16 +233,24 @@ impl<T> HostArray<'_, T> {
     }
 }
 
-/// True when `h` is a CUDA handle and `p` is device or managed memory (to be read through the
-/// driver rather than dereferenced on the host).
-pub(crate) fn is_device_memory(h: &Handle, p: *const c_void) -> Result<bool> {
+/// The device and what the driver knows of `p` when `h` is a CUDA handle and `p` is device or
+/// managed memory (to be read through the driver rather than dereferenced on the host).
+fn device_memory(h: &Handle, p: *const c_void) -> Result<Option<(&Arc<Device>, PtrInfo)>> {
     match h.cuda() {
-        Some(dev) if !p.is_null() => Ok(matches!(
-            cuda::pointer_info(dev, p as usize)?.kind,
-            MemKind::Device { .. } | MemKind::Managed
-        )),
-        _ => Ok(false),
+        Some(dev) if !p.is_null() => {
+            let info = cuda::pointer_info(dev, p as usize)?;
+            Ok(
+                matches!(info.kind, MemKind::Device { .. } | MemKind::Managed)
+                    .then_some((dev, info)),
+            )
+        }
+        _ => Ok(None),
     }
+}
+
+/// True when `h` is a CUDA handle and `p` is device or managed memory.
+pub(crate) fn is_device_memory(h: &Handle, p: *const c_void) -> Result<bool> {
+    Ok(device_memory(h, p)?.is_some())
 }
 
 /// The array at `p` of `len` `T`s as host values: in place for host memory (see [`slice`]),
@@ -260,22 +270,14 @@ pub(crate) unsafe fn host_array<'a, T: Copy + Default>(
         return Ok(HostArray::Borrowed(&[]));
     }
     check_array(p, len, name)?;
-    if let (true, Some(dev)) = (is_device_memory(h, p.cast())?, h.cuda()) {
+    if let Some((dev, info)) = device_memory(h, p.cast())? {
         let bytes = len * std::mem::size_of::<T>();
-        if let Some(left) = cuda::pointer_info(dev, p as usize)?.bytes_left {
-            if left < bytes as u64 {
-                return Err(Error::InvalidSize(format!(
-                    "{name} must hold {len} entries ({bytes} bytes) but its device allocation has {left} bytes from {p:p} on"
-                )));
-            }
+        if let Some(left) = info.bytes_left.filter(|&left| left < bytes as u64) {
+            return Err(Error::InvalidSize(format!(
+                "{name} must hold {len} entries ({bytes} bytes) but its device allocation has {left} bytes from {p:p} on"
+            )));
         }
-        let mut v = Vec::new();
-        v.try_reserve_exact(len).map_err(|_| {
-            Error::AllocFailed(format!(
-                "could not allocate {bytes} bytes of host memory to copy {name} from the device"
-            ))
-        })?;
-        v.resize(len, T::default());
+        let mut v = try_vec_filled(len, T::default(), name)?;
         cuda::copy_to_host(dev, h.cuda_stream(), p as usize, &mut v)?;
         return Ok(HostArray::Staged(v));
     }

@@ -8,6 +8,7 @@ mod plot;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use std::time::Instant;
+use tessera::backend::cuda::DeviceVec;
 use tessera::{
     select, Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning, ValueType,
 };
@@ -295,6 +296,28 @@ fn run_one<T: Scalar>(
     })
 }
 
+/// x on the device and y on the device poisoned with NaN (a product that skips a row shows).
+fn device_vectors<T: Scalar>(
+    dev: &std::sync::Arc<tessera::backend::cuda::Device>,
+    x: &[T],
+    rows: usize,
+) -> Result<(DeviceVec<T>, DeviceVec<T>), tessera::Error> {
+    Ok((
+        DeviceVec::from_slice(dev, x)?,
+        DeviceVec::from_slice(dev, &vec![T::from_f64(f64::NAN); rows])?,
+    ))
+}
+
+/// max |y - want| / max |want| of a device y (after the work on `stream`).
+fn device_error<T: Scalar>(
+    y: &DeviceVec<T>,
+    stream: tessera::backend::cuda::Stream,
+    want: &[f64],
+) -> Result<f64, tessera::Error> {
+    let got: Vec<f64> = y.to_vec(stream)?.iter().map(|v| v.to_f64()).collect();
+    Ok(rel_error(&got, want))
+}
+
 /// The CUDA half of [`run_one`], as BENCHMARKING.md measures: x and y in device memory, y
 /// poisoned with NaN for the checked call; ONLINE tuning may settle first (its calls are the
 /// warm-up); then batches of K back-to-back calls between CUDA events (K so that a batch takes
@@ -307,11 +330,9 @@ fn run_one_gpu<T: Scalar>(
     want: &[f64],
     time_batches: Option<usize>,
 ) -> Result<Outcome, tessera::Error> {
-    use tessera::backend::cuda::DeviceVec;
     let h = &s.handle;
     let stream = h.cuda_stream();
-    let dx = DeviceVec::from_slice(dev, x)?;
-    let dy = DeviceVec::from_slice(dev, &vec![T::from_f64(f64::NAN); want.len()])?;
+    let (dx, dy) = device_vectors(dev, x, want.len())?;
     let call = || {
         m.spmv_device(
             h,
@@ -323,8 +344,7 @@ fn run_one_gpu<T: Scalar>(
         )
     };
     let check = |error: &mut f64| -> Result<(), tessera::Error> {
-        let got: Vec<f64> = dy.to_vec(stream)?.iter().map(|v| v.to_f64()).collect();
-        *error = error.max(rel_error(&got, want));
+        *error = error.max(device_error(&dy, stream, want)?);
         Ok(())
     };
     let mut error = 0.0;
@@ -401,17 +421,15 @@ fn run_cusparse<T: Scalar>(
     want: &[f64],
     batches: usize,
 ) -> Result<(f64, Option<f64>, f64, u64), tessera::Error> {
-    use tessera::backend::cuda::{cusparse::CusparseSpmv, DeviceVec};
+    use tessera::backend::cuda::cusparse::CusparseSpmv;
     let stream = s.handle.cuda_stream();
     let t = Instant::now();
     let op = CusparseSpmv::new(dev, stream, a, alg)?;
     let prep_ms = t.elapsed().as_secs_f64() * 1e3;
-    let dx = DeviceVec::from_slice(dev, x)?;
-    let dy = DeviceVec::from_slice(dev, &vec![T::from_f64(f64::NAN); want.len()])?;
+    let (dx, dy) = device_vectors(dev, x, want.len())?;
     let call = || op.spmv(dx.addr(), dy.addr());
     call()?;
-    let got: Vec<f64> = dy.to_vec(stream)?.iter().map(|v| v.to_f64()).collect();
-    let error = rel_error(&got, want);
+    let error = device_error(&dy, stream, want)?;
     let max_row = (0..a.rows())
         .map(|i| (a.row_ptr()[i + 1] - a.row_ptr()[i]) as usize)
         .max()

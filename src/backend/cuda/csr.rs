@@ -3,7 +3,7 @@
 //! `tessera_update_values`, and the transpose product over CSR (every method's TRANSPOSE path).
 
 use super::kernels::{self, KernelSpec};
-use super::{arg, launch, Device, DeviceBuffer, Function, Stream};
+use super::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
 use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::Params;
@@ -130,8 +130,7 @@ impl<T: Scalar> GpuCsr<T> {
         if n == 0 {
             return Ok(());
         }
-        let (mut n64, mut y, mut beta) = (n as i64, y, beta);
-        let mut args = [arg(&mut n64), arg(&mut y), arg(&mut beta)];
+        let args = KernelArgs::new().push(n as i64).push(y).push(beta);
         // SAFETY: util_scale_<T>(long long n, T* y, T beta); y holds n values (checked by the
         // caller with check_device_accessible).
         unsafe {
@@ -141,7 +140,7 @@ impl<T: Scalar> GpuCsr<T> {
                 self.util_grid(n),
                 UTIL_BLOCK,
                 stream,
-                &mut args,
+                args,
             )
         }
     }
@@ -154,18 +153,15 @@ impl<T: Scalar> GpuCsr<T> {
         }
         let p = self.transpose_params;
         let (rp, ci, va) = self.arrays();
-        let (mut rows, mut rp, mut ci, mut va, mut x, mut y, mut alpha, mut repeat) =
-            (self.rows as i32, rp, ci, va, x, y, alpha, p.repeat as i32);
-        let mut args = [
-            arg(&mut rows),
-            arg(&mut rp),
-            arg(&mut ci),
-            arg(&mut va),
-            arg(&mut x),
-            arg(&mut y),
-            arg(&mut alpha),
-            arg(&mut repeat),
-        ];
+        let args = KernelArgs::new()
+            .push(self.rows as i32)
+            .push(rp)
+            .push(ci)
+            .push(va)
+            .push(x)
+            .push(y)
+            .push(alpha)
+            .push(p.repeat as i32);
         // SAFETY: transpose_spmv_<T>(int rows, const int* row_ptr, const int* col_ind,
         // const T* values, const T* x, T* y, T alpha, int repeat); the CSR arrays are ours and
         // valid; x holds rows values and y cols values (checked by the caller).
@@ -176,7 +172,7 @@ impl<T: Scalar> GpuCsr<T> {
                 p.grid_size(self.rows),
                 p.block_size,
                 stream,
-                &mut args,
+                args,
             )
         }
     }
@@ -187,13 +183,11 @@ impl<T: Scalar> GpuCsr<T> {
         if self.nnz == 0 {
             return Ok(());
         }
-        let (mut n, mut src, mut slot, mut dst) = (
-            self.nnz as i64,
-            src,
-            self.slot.as_ref().map_or(0, DeviceBuffer::addr),
-            self.values.addr(),
-        );
-        let mut args = [arg(&mut n), arg(&mut src), arg(&mut slot), arg(&mut dst)];
+        let args = KernelArgs::new()
+            .push(self.nnz as i64)
+            .push(src)
+            .push(self.slot.as_ref().map_or(0, DeviceBuffer::addr))
+            .push(self.values.addr());
         // SAFETY: util_scatter_<T>(long long n, const T* src, const unsigned* slot, T* dst);
         // src holds nnz values (checked by the caller), slot (or NULL) nnz indices < nnz, dst
         // nnz values.
@@ -204,7 +198,7 @@ impl<T: Scalar> GpuCsr<T> {
                 self.util_grid(self.nnz),
                 UTIL_BLOCK,
                 stream,
-                &mut args,
+                args,
             )
         }
     }

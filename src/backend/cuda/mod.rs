@@ -925,9 +925,38 @@ impl Drop for Event {
     }
 }
 
-/// One kernel argument: a pointer to a value the launch copies.
-pub(crate) fn arg<V>(v: &mut V) -> *mut c_void {
-    (v as *mut V).cast()
+/// The most arguments a tessera kernel takes.
+const MAX_KERNEL_ARGS: usize = 12;
+
+/// A kernel's arguments by value, in the order of the `.cu` signature, without allocating (the
+/// launch is on spmv's path): each argument — `int`, `long long`, a pointer, `float` or
+/// `double`, all at most 8 bytes — sits in its own 8-byte slot, whose address the launch passes.
+pub(crate) struct KernelArgs {
+    slots: [u64; MAX_KERNEL_ARGS],
+    n: usize,
+}
+
+impl KernelArgs {
+    /// No arguments yet.
+    pub(crate) fn new() -> Self {
+        KernelArgs {
+            slots: [0; MAX_KERNEL_ARGS],
+            n: 0,
+        }
+    }
+
+    /// Appends `v` (at most 8 bytes; a kernel takes at most [`MAX_KERNEL_ARGS`]).
+    pub(crate) fn push<V: Copy>(mut self, v: V) -> Self {
+        assert!(
+            std::mem::size_of::<V>() <= 8 && std::mem::align_of::<V>() <= 8,
+            "a kernel argument is at most 8 bytes"
+        );
+        assert!(self.n < MAX_KERNEL_ARGS, "too many kernel arguments");
+        // SAFETY: the slot is 8 zeroed, 8-aligned, writable bytes, and V fits in them.
+        unsafe { self.slots.as_mut_ptr().add(self.n).cast::<V>().write(v) };
+        self.n += 1;
+        self
+    }
 }
 
 /// Launches `f` with `grid` blocks of `block` threads on `stream` (CONVENTIONS §7: the
@@ -942,29 +971,35 @@ pub(crate) unsafe fn launch(
     grid: usize,
     block: u32,
     stream: Stream,
-    args: &mut [*mut c_void],
+    mut args: KernelArgs,
 ) -> Result<()> {
     dev.check_launch(&f.name, grid, block)?;
+    let mut params = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_ARGS];
+    for (i, p) in params.iter_mut().enumerate().take(args.n) {
+        *p = args.slots[i..].as_mut_ptr().cast();
+    }
     let _g = dev.enter()?;
-    // SAFETY: f is a live function of a loaded module; the argument contract is the caller's.
-    check(
-        unsafe {
-            sys::cuLaunchKernel(
-                f.f,
-                grid as u32,
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                stream.raw(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        },
-        &format!("cuLaunchKernel({})", f.name),
-    )
+    // SAFETY: f is a live function of a loaded module; each params entry points at a slot of
+    // `args`, alive until the call returns (the driver copies the values); the argument
+    // contract is the caller's.
+    let r = unsafe {
+        sys::cuLaunchKernel(
+            f.f,
+            grid as u32,
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream.raw(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    // The name is formatted only on failure: no allocation on the launch path.
+    r.result()
+        .map_err(|e| driver_error(e, &format!("cuLaunchKernel({})", f.name)))
 }
 
 /// The device-to-device copy bandwidth in GB/s (bytes read + bytes written per second): the

@@ -13,7 +13,7 @@
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    arg, is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, Stream,
+    is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
@@ -83,28 +83,16 @@ fn run<T: Scalar>(
         .map(|(_, f)| f)
         .ok_or_else(|| Error::Internal(format!("no csr_vector module for coop {}", p.coop)))?;
     let (rp, ci, va) = csr.arrays();
-    let (mut rows, mut rp, mut ci, mut va, mut x, mut y, mut alpha, mut beta, mut repeat) = (
-        csr.rows() as i32,
-        rp,
-        ci,
-        va,
-        x,
-        y,
-        alpha,
-        beta,
-        p.repeat as i32,
-    );
-    let mut args = [
-        arg(&mut rows),
-        arg(&mut rp),
-        arg(&mut ci),
-        arg(&mut va),
-        arg(&mut x),
-        arg(&mut y),
-        arg(&mut alpha),
-        arg(&mut beta),
-        arg(&mut repeat),
-    ];
+    let args = KernelArgs::new()
+        .push(csr.rows() as i32)
+        .push(rp)
+        .push(ci)
+        .push(va)
+        .push(x)
+        .push(y)
+        .push(alpha)
+        .push(beta)
+        .push(p.repeat as i32);
     // SAFETY: csr_vector_spmv_<T>(int rows, const int* row_ptr, const int* col_ind,
     // const T* values, const T* x, T* y, T alpha, T beta, int repeat): the CSR arrays are
     // tessera's own; x holds cols and y rows values (checked by the caller).
@@ -115,7 +103,7 @@ fn run<T: Scalar>(
             p.grid_size(csr.rows()),
             p.block_size,
             stream,
-            &mut args,
+            args,
         )
     }
 }
