@@ -4,11 +4,10 @@
 
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{self, DeviceVec};
-use crate::backend::host::{self, Prepared};
 use crate::csr::{Csr, CsrParts, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use crate::methods::csr_vector;
+use crate::methods::{self, csr_vector, GpuMethod, HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::select;
 use crate::types::{Algorithm, BackendKind, Operation, Tuning, ValueType};
@@ -35,27 +34,17 @@ pub struct MatrixInfo {
     pub params: String,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Analysis {
     algorithm: Algorithm,
-    prepared: Prepared,
-    params: String,
     analysis_ms: f64,
-    extra_bytes: usize,
-    deterministic: bool,
-}
-
-/// A method ready to run on the GPU (one variant per method).
-#[derive(Debug)]
-enum GpuMethod<T: Scalar> {
-    CsrVector(csr_vector::cuda::CsrVectorGpu<T>),
 }
 
 /// What analyze built on the device: the method (declared first, so its kernels go first) and
 /// the CSR arrays every method's TRANSPOSE and value update use.
 #[derive(Debug)]
 struct Gpu<T: Scalar> {
-    method: GpuMethod<T>,
+    method: Box<dyn GpuMethod<T>>,
     csr: GpuCsr<T>,
 }
 
@@ -67,6 +56,9 @@ pub struct Matrix<T: Scalar> {
     backend: BackendKind,
     device: i32,
     analysis: Option<Analysis>,
+    /// The method on the host backend (after analyze).
+    host: Option<Box<dyn HostMethod<T>>>,
+    /// The method and the CSR on the device (CUDA backend, after analyze).
     gpu: Option<Gpu<T>>,
     /// True after update_values from device memory: the device holds newer values than `csr`.
     host_values_stale: bool,
@@ -87,6 +79,7 @@ impl<T: Scalar> Matrix<T> {
             backend: handle.backend(),
             device: handle.device(),
             analysis: None,
+            host: None,
             gpu: None,
             host_values_stale: false,
         }
@@ -121,56 +114,32 @@ impl<T: Scalar> Matrix<T> {
         self.check_handle(handle)?;
         let start = Instant::now();
         let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
-        if algorithm != Algorithm::CsrVector {
-            return Err(Error::Internal(format!(
-                "selector returned {algorithm}, which has no implementation"
-            )));
-        }
+        self.sync_host_values(handle)?;
+        // The old analysis goes first, so that its memory can be reused; if this analysis
+        // fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
+        self.analysis = None;
+        self.host = None;
+        self.gpu = None;
+        let req = Request {
+            csr: &self.csr,
+            stats: &self.stats,
+            tuning,
+            deterministic: handle.deterministic(),
+        };
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
-            self.sync_host_values(handle)?;
-            // The old analysis goes first, so that its device memory can be reused; if this
-            // analysis fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
-            self.analysis = None;
-            self.gpu = None;
-            let fixed = csr_vector::params::fixed_rule(&self.stats, dev.sm_count());
-            let csr = GpuCsr::upload(dev, stream, &self.csr, fixed)?;
-            let method =
-                csr_vector::cuda::CsrVectorGpu::prepare(dev, stream, &csr, &self.stats, tuning)?;
+            // The generic transpose walks CSR rows like CSR_VECTOR's fixed rule.
+            let transpose = csr_vector::params::fixed_rule(&self.stats, dev.sm_count());
+            let csr = GpuCsr::upload(dev, stream, &self.csr, transpose)?;
+            let method = methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?;
             handle.synchronize()?;
-            self.gpu = Some(Gpu {
-                method: GpuMethod::CsrVector(method),
-                csr,
-            });
-            self.analysis = Some(Analysis {
-                algorithm,
-                prepared: Prepared::CsrVector(fixed),
-                params: String::new(),
-                analysis_ms: start.elapsed().as_secs_f64() * 1e3,
-                extra_bytes: 0,
-                deterministic: true,
-            });
-            return Ok(());
-        }
-        let p = csr_vector::params::fixed_rule(&self.stats, host::HOST_SM_COUNT);
-        let mut params = format!(
-            "{p} grid={} (Reguly-Giles fixed rule, 5.4; {} blocks min for {} SMs)",
-            p.grid_size(self.stats.rows),
-            csr_vector::params::min_blocks(host::HOST_SM_COUNT),
-            host::HOST_SM_COUNT
-        );
-        if tuning != Tuning::None {
-            params.push_str(&format!(
-                "; tuning={tuning}: the host backend keeps the fixed rule (timing needs a GPU)"
-            ));
+            self.gpu = Some(Gpu { method, csr });
+        } else {
+            self.host = Some(methods::prepare_host(algorithm, &req)?);
         }
         self.analysis = Some(Analysis {
             algorithm,
-            prepared: Prepared::CsrVector(p),
-            params,
             analysis_ms: start.elapsed().as_secs_f64() * 1e3,
-            extra_bytes: csr_vector::format::extra_bytes(&self.csr),
-            deterministic: true,
         });
         Ok(())
     }
@@ -189,13 +158,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// True when ONLINE tuning has settled (and always without ONLINE or before analyze).
     pub fn tuning_settled(&self) -> bool {
-        match &self.gpu {
-            Some(Gpu {
-                method: GpuMethod::CsrVector(m),
-                ..
-            }) => m.settled(),
-            None => true,
-        }
+        self.gpu.as_ref().is_none_or(|g| g.method.settled())
     }
 
     /// True once [`Matrix::analyze`] succeeded.
@@ -240,7 +203,7 @@ impl<T: Scalar> Matrix<T> {
         y: &mut [T],
     ) -> Result<()> {
         self.check_handle(handle)?;
-        let analysis = self.analysis()?;
+        self.analysis()?;
         let (xl, yl) = self.vector_lengths(op);
         if x.len() != xl || y.len() != yl {
             return Err(Error::InvalidSize(format!(
@@ -268,7 +231,13 @@ impl<T: Scalar> Matrix<T> {
             }
             return Ok(());
         }
-        host::spmv(&self.csr, &analysis.prepared, op, alpha, x, beta, y);
+        let method = self.host.as_ref().ok_or_else(|| {
+            Error::Internal("a host matrix was analyzed but has no host method".into())
+        })?;
+        match op {
+            Operation::NonTranspose => method.spmv(&self.csr, alpha, x, beta, y),
+            Operation::Transpose => method.spmv_transpose(&self.csr, alpha, x, beta, y),
+        }
         Ok(())
     }
 
@@ -311,11 +280,11 @@ impl<T: Scalar> Matrix<T> {
             };
         }
         handle.check_device_vector(x, xl * sz, "x")?;
-        match (op, &gpu.method) {
-            (Operation::NonTranspose, GpuMethod::CsrVector(m)) => {
-                m.spmv(&gpu.csr, stream, alpha, x, beta, y)
-            }
-            (Operation::Transpose, _) => gpu.csr.spmv_transpose(stream, alpha, x, beta, y),
+        match op {
+            Operation::NonTranspose => gpu.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
+            Operation::Transpose => gpu
+                .method
+                .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
         }
     }
 
@@ -323,12 +292,15 @@ impl<T: Scalar> Matrix<T> {
     /// On the CUDA backend the device copy is updated too (and this waits for the upload).
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
-        // CSR_VECTOR's value map is the identity: the CSR values are the method's values.
         self.csr.set_values_from_input(values)?;
         self.host_values_stale = false;
+        if let Some(method) = &mut self.host {
+            method.update_values(&self.csr);
+        }
         if let Some(gpu) = &self.gpu {
-            gpu.csr
-                .upload_values(handle.cuda_stream(), self.csr.values())?;
+            let stream = handle.cuda_stream();
+            gpu.csr.upload_values(stream, self.csr.values())?;
+            gpu.method.refresh_values(&gpu.csr, stream)?;
         }
         Ok(())
     }
@@ -354,7 +326,9 @@ impl<T: Scalar> Matrix<T> {
         )?;
         match &self.gpu {
             Some(gpu) => {
-                gpu.csr.scatter_from_device(handle.cuda_stream(), values)?;
+                let stream = handle.cuda_stream();
+                gpu.csr.scatter_from_device(stream, values)?;
+                gpu.method.refresh_values(&gpu.csr, stream)?;
                 self.host_values_stale = true;
             }
             None => {
@@ -374,22 +348,21 @@ impl<T: Scalar> Matrix<T> {
             rows: self.csr.rows(),
             cols: self.csr.cols(),
             nnz: self.csr.nnz(),
-            device_bytes: match &self.gpu {
-                Some(g) => g.csr.device_bytes() as u64,
-                None if self.backend == BackendKind::Cuda => 0,
-                None => (self.csr.bytes() + a.map_or(0, |a| a.extra_bytes)) as u64,
+            device_bytes: match (&self.gpu, &self.host) {
+                (Some(g), _) => (g.csr.device_bytes() + g.method.device_bytes()) as u64,
+                (None, Some(h)) => (self.csr.bytes() + h.extra_bytes()) as u64,
+                (None, None) if self.backend == BackendKind::Cuda => 0,
+                (None, None) => self.csr.bytes() as u64,
             },
             analysis_ms: a.map_or(0.0, |a| a.analysis_ms),
-            deterministic: a.is_none_or(|a| a.deterministic),
-            params: match (&self.gpu, a) {
-                (
-                    Some(Gpu {
-                        method: GpuMethod::CsrVector(m),
-                        ..
-                    }),
-                    _,
-                ) => m.describe(),
-                (None, Some(a)) => a.params.clone(),
+            deterministic: match (&self.gpu, &self.host) {
+                (Some(g), _) => g.method.deterministic(),
+                (None, Some(h)) => h.deterministic(),
+                (None, None) => true,
+            },
+            params: match (&self.gpu, &self.host) {
+                (Some(g), _) => g.method.describe(),
+                (None, Some(h)) => h.describe(),
                 (None, None) => "not analyzed".to_string(),
             },
         }

@@ -1,5 +1,11 @@
-//! The SpMV methods, one folder each (ARCHITECTURE §3), plus what they share: the value map
-//! scatter used by `update_values` and the generic transpose over CSR.
+//! The SpMV methods, one folder each (ARCHITECTURE §3), plus what they share: the two traits a
+//! method implements (its host reference over its own arrays, and its GPU form), the one place
+//! that maps a [`Algorithm`] to a method, the value map scatter used by `update_values`, and the
+//! generic transpose over CSR.
+//!
+//! Adding a method: a folder with `params.rs`, `format.rs`, `reference.rs`, `cuda.rs`; a
+//! [`HostMethod`] and a [`GpuMethod`] implementation; one arm in [`prepare_host`] and one in
+//! [`prepare_gpu`]; and its name in `select::implemented`.
 // `deny`, not `forbid`: each method's `cuda.rs` opts back in (CONVENTIONS §6); format.rs,
 // reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
@@ -7,7 +13,140 @@
 pub mod csr_vector;
 pub mod transpose;
 
+use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::{Device, Stream};
+use crate::csr::{Csr, RowStats};
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
+use crate::types::{Algorithm, Tuning};
+use std::sync::Arc;
+
+/// What analyze hands a method: the matrix and how to choose parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a, T> {
+    /// tessera's CSR of the matrix (sorted columns, base 0).
+    pub csr: &'a Csr<T>,
+    /// Its row statistics.
+    pub stats: &'a RowStats,
+    /// NONE: the method's fixed rule; QUICK/EXHAUSTIVE: time candidates (GPU only); ONLINE:
+    /// tune during the first products (methods without ONLINE tuning treat it as QUICK).
+    pub tuning: Tuning,
+    /// The handle asks for a bitwise reproducible product (`TESSERA_DETERMINISTIC=1`): a method
+    /// with a deterministic variant uses it.
+    pub deterministic: bool,
+}
+
+/// A method's format on the host, run by its `reference.rs`: the host backend and the oracle.
+pub trait HostMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
+    /// y = alpha*A*x + beta*y over the method's own arrays. `a` is the matrix's CSR, with the
+    /// same values. `beta == 0` never reads y. x has `cols` and y `rows` entries.
+    fn spmv(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]);
+
+    /// y = alpha*A^T*x + beta*y; the default is the generic CSR transpose.
+    fn spmv_transpose(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {
+        transpose::spmv_transpose(a, alpha, x, beta, y)
+    }
+
+    /// The CSR's values changed (same pattern): bring the method's own value arrays up to date
+    /// through its value map.
+    fn update_values(&mut self, a: &Csr<T>);
+
+    /// Bytes the method keeps beyond the CSR arrays.
+    fn extra_bytes(&self) -> usize;
+
+    /// The parameters and how they were chosen, for `info.params`.
+    fn describe(&self) -> String;
+
+    /// True when the non-transposed product is bitwise reproducible run to run.
+    fn deterministic(&self) -> bool;
+}
+
+/// A method ready to run on a device. The matrix's CSR arrays stay on the device beside it
+/// ([`GpuCsr`]): TRANSPOSE and `update_values` work on them.
+pub trait GpuMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
+    /// y = alpha*A*x + beta*y on `stream`: asynchronous, allocation-free, no host sync. x and y
+    /// are device addresses already checked to hold `cols` and `rows` values; alpha != 0.
+    #[allow(clippy::too_many_arguments)]
+    fn spmv(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()>;
+
+    /// y = alpha*A^T*x + beta*y; the default is the generic atomic transpose over CSR.
+    #[allow(clippy::too_many_arguments)]
+    fn spmv_transpose(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        csr.spmv_transpose(stream, alpha, x, beta, y)
+    }
+
+    /// The device CSR's values changed (same pattern): refresh the method's own value arrays
+    /// from them on `stream` (the value-map scatter). Methods that read the CSR do nothing.
+    fn refresh_values(&self, _csr: &GpuCsr<T>, _stream: Stream) -> Result<()> {
+        Ok(())
+    }
+
+    /// Device bytes the method keeps beyond the CSR arrays (exact: its allocations).
+    fn device_bytes(&self) -> usize;
+
+    /// The parameters in use and how they were chosen, for `info.params`.
+    fn describe(&self) -> String;
+
+    /// True unless run-time (ONLINE) tuning is still searching.
+    fn settled(&self) -> bool {
+        true
+    }
+
+    /// True when the non-transposed product is bitwise reproducible run to run.
+    fn deterministic(&self) -> bool;
+}
+
+fn not_implemented(alg: Algorithm) -> Error {
+    Error::NotSupported(format!(
+        "{} is not implemented in tessera {} yet",
+        alg.c_name(),
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
+/// Builds `alg`'s host format (the host backend). `alg` is a concrete method, not AUTO.
+pub fn prepare_host<T: Scalar>(
+    alg: Algorithm,
+    req: &Request<'_, T>,
+) -> Result<Box<dyn HostMethod<T>>> {
+    match alg {
+        Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
+        a => Err(not_implemented(a)),
+    }
+}
+
+/// Builds `alg`'s format on the device and loads its kernels, choosing parameters as
+/// `req.tuning` says. `csr` is the matrix's CSR already on the device.
+pub fn prepare_gpu<T: Scalar>(
+    alg: Algorithm,
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    req: &Request<'_, T>,
+) -> Result<Box<dyn GpuMethod<T>>> {
+    match alg {
+        Algorithm::CsrVector => Ok(Box::new(csr_vector::cuda::CsrVectorGpu::prepare(
+            dev, stream, csr, req.stats, req.tuning,
+        )?)),
+        a => Err(not_implemented(a)),
+    }
+}
 
 /// Writes the caller's values (in CSR order) into a format's value array through its value map:
 /// `dst[slot[k]] = src[k]`. Slots not named by the map (padding) are left as they are — zero.

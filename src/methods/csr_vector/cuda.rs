@@ -308,3 +308,35 @@ impl<T: Scalar> CsrVectorGpu<T> {
         st.online.as_ref().is_none_or(|o| o.tuner.is_done())
     }
 }
+
+impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
+    fn spmv(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        CsrVectorGpu::spmv(self, csr, stream, alpha, x, beta, y)
+    }
+
+    // The format is the CSR itself: nothing beyond it.
+    fn device_bytes(&self) -> usize {
+        0
+    }
+
+    fn describe(&self) -> String {
+        CsrVectorGpu::describe(self)
+    }
+
+    fn settled(&self) -> bool {
+        CsrVectorGpu::settled(self)
+    }
+
+    // A fixed warp-shuffle tree per row, no atomics.
+    fn deterministic(&self) -> bool {
+        true
+    }
+}

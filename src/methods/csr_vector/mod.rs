@@ -6,6 +6,7 @@
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;
+pub mod host;
 pub mod params;
 pub mod reference;
 
