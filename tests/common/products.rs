@@ -128,3 +128,58 @@ pub const EDGE_CASES: &[&str] = &[
     "gen:dense:37,53",
     "gen:lap3d7:9",
 ];
+
+/// Checks one method on one matrix the way every method's tests do: f32 and f64, both
+/// operations, the alpha/beta cases of [`check_typed`], then `update_values` with new values in
+/// the caller's entry order (from the host; on a CUDA handle also from device memory, through
+/// the value map on the device) and the product again, without re-analysis.
+pub fn check_method(h: &Handle, name: &str, a: &Csr<f64>, alg: Algorithm, tuning: Tuning) {
+    check_typed::<f64>(h, name, a, alg, tuning);
+    check_typed::<f32>(h, name, a, alg, tuning);
+    check_update_values::<f64>(h, name, a, alg);
+}
+
+/// `update_values` (host array; then device array on a CUDA handle) followed by the product,
+/// against the f64 product of the new values.
+pub fn check_update_values<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, alg: Algorithm) {
+    let mut m = Matrix::from_csr(h, a64.convert::<T>());
+    m.analyze(h, alg, Tuning::None).unwrap();
+    let (xl, yl) = m.vector_lengths(Operation::NonTranspose);
+    let x: Vec<T> = x_for(xl, 11).into_iter().map(T::from_f64).collect();
+    // New values in tessera's CSR order are also the caller's order here (from_csr).
+    let fresh: Vec<T> = x_for(a64.nnz(), 17).into_iter().map(T::from_f64).collect();
+    let mut expect = a64.clone();
+    expect
+        .values_mut()
+        .iter_mut()
+        .zip(&fresh)
+        .for_each(|(d, s)| *d = s.to_f64());
+    let y0 = vec![T::ZERO; yl];
+    let run = |m: &Matrix<T>, what: &str| {
+        let mut y = vec![T::from_f64(f64::NAN); yl];
+        m.spmv(h, Operation::NonTranspose, T::ONE, &x, T::ZERO, &mut y)
+            .unwrap();
+        assert_product(
+            what,
+            &expect,
+            Operation::NonTranspose,
+            1.0,
+            &x,
+            0.0,
+            &y0,
+            &y,
+        );
+    };
+    m.update_values(h, &fresh).unwrap();
+    run(&m, &format!("{name} after update_values from the host"));
+    if let Some(dev) = h.cuda() {
+        // Back to the old values, then the fresh ones again from device memory.
+        m.update_values(h, a64.convert::<T>().values()).unwrap();
+        let d = tessera::backend::cuda::DeviceVec::from_slice(dev, &fresh).unwrap();
+        m.update_values_device(h, d.addr()).unwrap();
+        run(
+            &m,
+            &format!("{name} after update_values from device memory"),
+        );
+    }
+}

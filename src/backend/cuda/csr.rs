@@ -203,6 +203,45 @@ impl<T: Scalar> GpuCsr<T> {
         }
     }
 
+    /// A method's own value array from the CSR values, through its value map on the device:
+    /// `dst[slot[k]] = values[k]` for every non-zero k (asynchronous on `stream`). `slot` holds
+    /// nnz indices into `dst`, which must be large enough for them (the method's arrays).
+    pub fn scatter_values_into(
+        &self,
+        stream: Stream,
+        slot: &DeviceBuffer,
+        dst: &DeviceBuffer,
+    ) -> Result<()> {
+        if self.nnz == 0 {
+            return Ok(());
+        }
+        if slot.bytes() < self.nnz * 4 {
+            return Err(Error::Internal(format!(
+                "a value map of {} bytes for {} non-zeros",
+                slot.bytes(),
+                self.nnz
+            )));
+        }
+        let args = KernelArgs::new()
+            .push(self.nnz as i64)
+            .push(self.values.addr())
+            .push(slot.addr())
+            .push(dst.addr());
+        // SAFETY: util_scatter_<T>(long long n, const T* src, const unsigned* slot, T* dst);
+        // src is our nnz values, slot holds nnz entries (checked above) that the method built
+        // to index its own array dst.
+        unsafe {
+            launch(
+                &self.dev,
+                &self.scatter,
+                self.util_grid(self.nnz),
+                UTIL_BLOCK,
+                stream,
+                args,
+            )
+        }
+    }
+
     /// New values in CSR order from the host (waits for the copy).
     pub fn upload_values(&self, stream: Stream, csr_values: &[T]) -> Result<()> {
         if csr_values.len() != self.nnz {
