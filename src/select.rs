@@ -8,7 +8,7 @@ use crate::types::Algorithm;
 
 /// True for methods this build can run.
 pub fn implemented(alg: Algorithm) -> bool {
-    matches!(alg, Algorithm::CsrVector)
+    matches!(alg, Algorithm::CsrVector | Algorithm::Hola)
 }
 
 /// Resolves the requested algorithm for a matrix with these statistics. `deterministic`

@@ -11,6 +11,7 @@
 #![deny(unsafe_code)]
 
 pub mod csr_vector;
+pub mod hola;
 pub mod transpose;
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -127,6 +128,7 @@ pub fn prepare_host<T: Scalar>(
 ) -> Result<Box<dyn HostMethod<T>>> {
     match alg {
         Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
+        Algorithm::Hola => Ok(Box::new(hola::host::HolaHost::new(req))),
         a => Err(not_implemented(a)),
     }
 }

@@ -115,6 +115,16 @@ impl<T: Scalar> GpuCsr<T> {
         self.rows
     }
 
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Stored entries.
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+
     /// The device.
     pub fn device(&self) -> &Arc<Device> {
         &self.dev

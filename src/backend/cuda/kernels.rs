@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::COOP_VALUES;
+use crate::methods::hola::params as hola;
 
 /// Text prepended to every kernel file.
 pub const COMMON: &str = include_str!("../../../kernels/common.cuh");
@@ -29,6 +30,17 @@ pub const CSR_VECTOR: KernelFile = KernelFile {
     defines: &[("COOP", COOP_VALUES)],
 };
 
+/// HOLA's row starts, prescale, SpMV and SpMVT (Steinberger et al.).
+pub const HOLA: KernelFile = KernelFile {
+    name: "hola.cu",
+    source: include_str!("../../../kernels/hola.cu"),
+    defines: &[
+        ("THREADS", hola::THREADS_VALUES),
+        ("NPT", hola::NPT_VALUES),
+        ("SORT", hola::SORT_VALUES),
+    ],
+};
+
 /// The atomic transpose product over CSR (every method's TRANSPOSE path).
 pub const TRANSPOSE: KernelFile = KernelFile {
     name: "transpose.cu",
@@ -44,7 +56,7 @@ pub const UTIL: KernelFile = KernelFile {
 };
 
 /// Every kernel file.
-pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &TRANSPOSE, &UTIL];
+pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &TRANSPOSE, &UTIL];
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -148,7 +160,7 @@ mod tests {
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
         let all = all_specs();
-        assert_eq!(all.len(), 6 + 6 + 1);
+        assert_eq!(all.len(), 6 + 12 + 6 + 1);
         assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());
         assert!(KernelSpec::new(&CSR_VECTOR, &[]).is_err());
         let s = KernelSpec::new(&CSR_VECTOR, &[8]).unwrap();

@@ -1,0 +1,398 @@
+//! HOLA on the GPU: loads `kernels/hola.cu` for the chosen THREADS/NPT/SORT, builds the block
+//! row-start buffer with `hola_row_starts` (Alg. 2) at analyze, and launches `hola_prescale`
+//! (rows shared between blocks, when beta != 1) and `hola_spmv` per product, `hola_spmvt` for
+//! TRANSPOSE. QUICK/EXHAUSTIVE time their candidates with CUDA events on the real matrix;
+//! ONLINE is treated as QUICK (HOLA has no run-time tuner).
+
+use super::params::{self, Params};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::{
+    copy_to_host, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+};
+use crate::error::Result;
+use crate::methods::{GpuMethod, Request};
+use crate::scalar::Scalar;
+use crate::types::Tuning;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Threads per block of the row-start and prescale kernels.
+const AUX_BLOCK: u32 = 256;
+
+/// The four kernels of one specialisation.
+struct Kernels {
+    row_starts: Function,
+    prescale: Function,
+    spmv: Function,
+    spmvt: Function,
+}
+
+fn load<T: Scalar>(dev: &Device, p: Params) -> Result<Kernels> {
+    let m = dev.module(&KernelSpec::new(&kernels::HOLA, &p.defines())?)?;
+    let s = suffix::<T>();
+    Ok(Kernels {
+        row_starts: m.function("hola_row_starts")?,
+        prescale: m.function(&format!("hola_prescale_{s}"))?,
+        spmv: m.function(&format!("hola_spmv_{s}"))?,
+        spmvt: m.function(&format!("hola_spmvt_{s}"))?,
+    })
+}
+
+/// Allocates the row-start buffer (blocks + 1 entries) and fills it with `hola_row_starts` on
+/// `stream` (asynchronous).
+fn build_starts<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    k: &Kernels,
+    p: Params,
+) -> Result<DeviceBuffer> {
+    let blocks = p.blocks(csr.nnz());
+    let starts = DeviceBuffer::alloc(dev, (blocks + 1) * 4, "HOLA row starts")?;
+    let rows = csr.rows();
+    let (rp, _, _) = csr.arrays();
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(blocks as i32)
+        .push(rp)
+        .push(starts.addr());
+    // SAFETY: hola_row_starts(int rows, int nblocks, const int* row_ptr, int* starts):
+    // row_ptr has rows + 1 entries (ours), starts blocks + 1 (allocated above); one thread per
+    // row (at least one thread, which writes starts[0] and starts[nblocks]).
+    unsafe {
+        launch(
+            dev,
+            &k.row_starts,
+            rows.div_ceil(AUX_BLOCK as usize).max(1),
+            AUX_BLOCK,
+            stream,
+            args,
+        )?;
+    }
+    Ok(starts)
+}
+
+/// The row-start buffer the device builds for `p` (waits): for tests against
+/// `format::row_starts`.
+pub fn row_starts_on_device<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    p: Params,
+) -> Result<Vec<i32>> {
+    let k = load::<T>(dev, p)?;
+    let starts = build_starts(dev, stream, csr, &k, p)?;
+    let mut out = vec![0i32; p.blocks(csr.nnz()) + 1];
+    copy_to_host(dev, stream, starts.addr() as usize, &mut out)?;
+    Ok(out)
+}
+
+/// One configuration, ready: kernels and its row-start buffer.
+struct Ready {
+    params: Params,
+    kernels: Kernels,
+    starts: DeviceBuffer,
+    blocks: usize,
+}
+
+impl Ready {
+    fn new<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        p: Params,
+    ) -> Result<Self> {
+        let kernels = load::<T>(dev, p)?;
+        let starts = build_starts(dev, stream, csr, &kernels, p)?;
+        Ok(Ready {
+            params: p,
+            kernels,
+            starts,
+            blocks: p.blocks(csr.nnz()),
+        })
+    }
+
+    /// y = alpha*A*x + beta*y: prescale of shared rows (beta != 1, several blocks), then the
+    /// core kernel. alpha != 0 and nnz > 0 (the caller handles the rest).
+    #[allow(clippy::too_many_arguments)]
+    fn spmv<T: Scalar>(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let dev = csr.device();
+        let (rp, ci, va) = csr.arrays();
+        if self.blocks > 1 && beta != T::ONE {
+            let args = KernelArgs::new()
+                .push(self.blocks as i32)
+                .push(rp)
+                .push(self.starts.addr())
+                .push(y)
+                .push(beta);
+            // SAFETY: hola_prescale_<T>(int nblocks, const int* row_ptr, const int* starts,
+            // T* y, T beta): starts has nblocks + 1 entries built for this NPB, every entry a
+            // row < rows; y holds rows values (checked by the caller).
+            unsafe {
+                launch(
+                    dev,
+                    &self.kernels.prescale,
+                    (self.blocks - 1).div_ceil(AUX_BLOCK as usize),
+                    AUX_BLOCK,
+                    stream,
+                    args,
+                )?;
+            }
+        }
+        let args = KernelArgs::new()
+            .push(csr.rows() as i32)
+            .push(csr.nnz() as i32)
+            .push(self.blocks as i32)
+            .push(rp)
+            .push(ci)
+            .push(va)
+            .push(self.starts.addr())
+            .push(x)
+            .push(y)
+            .push(alpha)
+            .push(beta);
+        // SAFETY: hola_spmv_<T>(int rows, int nnz, int nblocks, const int* row_ptr,
+        // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
+        // T beta): the CSR arrays and starts are ours (starts built for this NPB); x holds cols
+        // and y rows values (checked by the caller); one block per NPB non-zeros.
+        unsafe {
+            launch(
+                dev,
+                &self.kernels.spmv,
+                self.blocks,
+                self.params.threads,
+                stream,
+                args,
+            )
+        }
+    }
+
+    /// y = alpha*A^T*x + beta*y: scale y, then `hola_spmvt`.
+    #[allow(clippy::too_many_arguments)]
+    fn spmvt<T: Scalar>(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        csr.scale(stream, csr.cols(), y, beta)?;
+        if self.blocks == 0 {
+            return Ok(());
+        }
+        let (rp, ci, va) = csr.arrays();
+        let args = KernelArgs::new()
+            .push(csr.rows() as i32)
+            .push(csr.nnz() as i32)
+            .push(self.blocks as i32)
+            .push(rp)
+            .push(ci)
+            .push(va)
+            .push(self.starts.addr())
+            .push(x)
+            .push(y)
+            .push(alpha);
+        // SAFETY: hola_spmvt_<T>(int rows, int nnz, int nblocks, const int* row_ptr,
+        // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha):
+        // as for hola_spmv, with x holding rows and y cols values (checked by the caller).
+        unsafe {
+            launch(
+                csr.device(),
+                &self.kernels.spmvt,
+                self.blocks,
+                self.params.threads,
+                stream,
+                args,
+            )
+        }
+    }
+}
+
+/// HOLA ready to run on a device.
+pub struct HolaGpu<T> {
+    ready: Ready,
+    text: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for HolaGpu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HolaGpu({})", self.text)
+    }
+}
+
+/// Times `r` on the matrix: `reps` calls between events after one warm-up, per call in ms.
+#[allow(clippy::too_many_arguments)]
+fn time<T: Scalar>(
+    r: &Ready,
+    csr: &GpuCsr<T>,
+    stream: Stream,
+    x: u64,
+    y: u64,
+    reps: u32,
+    ev: &(Event, Event),
+) -> Result<f64> {
+    r.spmv(csr, stream, T::ONE, x, T::ZERO, y)?;
+    ev.0.record(stream)?;
+    for _ in 0..reps {
+        r.spmv(csr, stream, T::ONE, x, T::ZERO, y)?;
+    }
+    ev.1.record(stream)?;
+    ev.1.synchronize()?;
+    Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
+}
+
+impl<T: Scalar> HolaGpu<T> {
+    /// Chooses the parameters (fixed rule, or by timing candidates), loads the kernels and
+    /// builds the row-start buffer.
+    pub fn prepare(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        let fixed = params::fixed_rule(req.stats);
+        let tuned = match req.tuning {
+            Tuning::None => None,
+            _ if csr.nnz() == 0 => None,
+            t => Some(params::candidates(req.stats, t == Tuning::Exhaustive)),
+        };
+        let (ready, text) = match tuned {
+            None => {
+                let t0 = Instant::now();
+                let r = Ready::new(dev, stream, csr, fixed)?;
+                synchronize(dev, stream)?;
+                let us = t0.elapsed().as_secs_f64() * 1e6;
+                let text = format!(
+                    "{fixed} blocks={} (fixed rule, 3.1); row starts built in {us:.0} us",
+                    r.blocks
+                );
+                (r, text)
+            }
+            Some(cands) => Self::tune(dev, stream, csr, req, &cands)?,
+        };
+        let text = if req.tuning == Tuning::Online {
+            format!("{text}; ONLINE tunes at analyze like QUICK (HOLA has no run-time tuner)")
+        } else {
+            text
+        };
+        Ok(HolaGpu {
+            ready,
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// QUICK/EXHAUSTIVE: each candidate with its own row starts, timed with scratch vectors;
+    /// the fastest is kept unless it beats the fixed rule (candidate 0) by less than 2%.
+    fn tune(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+        cands: &[Params],
+    ) -> Result<(Ready, String)> {
+        let stats = req.stats;
+        let x: Vec<T> = (0..stats.cols)
+            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+            .collect();
+        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
+        let dy = DeviceBuffer::alloc(
+            dev,
+            stats.rows.max(1) * std::mem::size_of::<T>(),
+            "tuning scratch y",
+        )?;
+        let ev = (Event::new(dev)?, Event::new(dev)?);
+        let mut best: Option<(Ready, f64)> = None;
+        let mut fixed_ms = f64::INFINITY;
+        let mut reps = 0;
+        for (i, &p) in cands.iter().enumerate() {
+            let r = Ready::new(dev, stream, csr, p)?;
+            if reps == 0 {
+                let one = time(&r, csr, stream, dx.addr(), dy.addr(), 1, &ev)?;
+                // Batches of about 0.2 ms, between 2 and 50 calls.
+                reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+            }
+            let ms = time(&r, csr, stream, dx.addr(), dy.addr(), reps, &ev)?;
+            if i == 0 {
+                fixed_ms = ms;
+            }
+            let better = match &best {
+                None => true,
+                Some((_, b)) => ms < b * (1.0 - crate::methods::csr_vector::params::ONLINE_MIN_GAIN),
+            };
+            if better {
+                best = Some((r, ms));
+            }
+        }
+        synchronize(dev, stream)?;
+        let (r, ms) = best.expect("at least the fixed rule is a candidate");
+        let text = format!(
+            "{} blocks={} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms)",
+            r.params,
+            r.blocks,
+            cands.len(),
+            cands[0]
+        );
+        Ok((r, text))
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> Params {
+        self.ready.params
+    }
+}
+
+impl<T: Scalar> GpuMethod<T> for HolaGpu<T> {
+    fn spmv(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        if self.ready.blocks == 0 {
+            return csr.scale(stream, csr.rows(), y, beta);
+        }
+        self.ready.spmv(csr, stream, alpha, x, beta, y)
+    }
+
+    fn spmv_transpose(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        self.ready.spmvt(csr, stream, alpha, x, beta, y)
+    }
+
+    fn device_bytes(&self) -> usize {
+        self.ready.starts.bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    // Rows shared between blocks (and leftovers inside a block) are added with float atomics.
+    fn deterministic(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,139 @@
+//! HOLA's tunables (all `-D` defines of `kernels/hola.cu`): threads per block, non-zeros per
+//! thread (so NPB = threads·NPT non-zeros per block) and the per-thread column sort; the fixed
+//! rule and the candidate sets of QUICK/EXHAUSTIVE tuning.
+#![forbid(unsafe_code)]
+
+use crate::csr::RowStats;
+use std::fmt;
+
+/// Allowed `THREADS` (first: the default). Multiples of the warp; with NPT 8 and f64 the
+/// shared output buffer of 512 threads is 32 KiB, under the 48 KiB of static shared memory.
+pub const THREADS_VALUES: &[i64] = &[256, 128, 512];
+/// Allowed `NPT`: powers of two holding whole 16-byte vectors (Alg. 5: 2 doubles or 4 floats
+/// or 4 column ids per vector).
+pub const NPT_VALUES: &[i64] = &[8, 4];
+/// `SORT`: 0 off, 1 sort each thread's column ids before gathering x (§3.2).
+pub const SORT_VALUES: &[i64] = &[0, 1];
+
+/// One HOLA configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Params {
+    /// Threads per block.
+    pub threads: u32,
+    /// Non-zeros per thread.
+    pub npt: u32,
+    /// Sort each thread's column ids before the x gather.
+    pub sort: bool,
+}
+
+impl Params {
+    /// Non-zeros per block (NNZ_PER_BLOCK).
+    pub fn npb(&self) -> usize {
+        self.threads as usize * self.npt as usize
+    }
+
+    /// Blocks for `nnz` non-zeros.
+    pub fn blocks(&self, nnz: usize) -> usize {
+        nnz.div_ceil(self.npb())
+    }
+
+    /// True when the kernel file was compiled (and checked) for these values.
+    pub fn is_valid(&self) -> bool {
+        THREADS_VALUES.contains(&(self.threads as i64)) && NPT_VALUES.contains(&(self.npt as i64))
+    }
+
+    /// The define values in the order of the kernel file: THREADS, NPT, SORT.
+    pub fn defines(&self) -> [i64; 3] {
+        [self.threads as i64, self.npt as i64, self.sort as i64]
+    }
+}
+
+impl fmt::Display for Params {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "threads={} npt={} sort={} ({} non-zeros per block)",
+            self.threads,
+            self.npt,
+            self.sort as u8,
+            self.npb()
+        )
+    }
+}
+
+/// The fixed rule (TESSERA_TUNING_NONE). §3.1: "each block of the main SpMV step typically
+/// handles between two and four thousand non-zeros": 256 threads × 8 = 2048 non-zeros, the
+/// smaller end, so that a medium matrix still fills a 132-SM GPU with blocks. The per-thread
+/// sort is off: tessera's CSR has sorted columns within rows, so a thread's column ids are
+/// already ascending except across a row end, and the sort (the paper's +2% on the UF
+/// collection) only costs instructions here.
+pub fn fixed_rule(_stats: &RowStats) -> Params {
+    Params {
+        threads: 256,
+        npt: 8,
+        sort: false,
+    }
+}
+
+/// Candidates for QUICK (`exhaustive` false: the fixed rule, then half/double the block, NPT
+/// 4, and the sort) or EXHAUSTIVE (every compiled combination). The fixed rule comes first.
+pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {
+    let fixed = fixed_rule(stats);
+    let mut out = vec![fixed];
+    let mut push = |p: Params| {
+        if p.is_valid() && !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    if exhaustive {
+        for &t in THREADS_VALUES {
+            for &n in NPT_VALUES {
+                for s in [false, true] {
+                    push(Params {
+                        threads: t as u32,
+                        npt: n as u32,
+                        sort: s,
+                    });
+                }
+            }
+        }
+    } else {
+        push(Params {
+            threads: 512,
+            ..fixed
+        });
+        push(Params {
+            threads: 128,
+            ..fixed
+        });
+        push(Params { npt: 4, ..fixed });
+        push(Params {
+            sort: !fixed.sort,
+            ..fixed
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::Csr;
+
+    #[test]
+    fn candidates_start_with_the_fixed_rule_and_are_all_compiled_values() {
+        let a = Csr::<f64>::from_triplets(2, 2, &[(0, 0, 1.0)]).unwrap();
+        let s = a.stats();
+        for ex in [false, true] {
+            let c = candidates(&s, ex);
+            assert_eq!(c[0], fixed_rule(&s));
+            assert!(c.iter().all(Params::is_valid));
+            let mut d = c.clone();
+            d.dedup();
+            assert_eq!(d.len(), c.len());
+        }
+        assert_eq!(candidates(&s, false).len(), 5);
+        assert_eq!(candidates(&s, true).len(), 12);
+        assert_eq!(fixed_rule(&s).npb(), 2048);
+    }
+}
