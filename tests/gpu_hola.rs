@@ -40,7 +40,9 @@ fn boundaries() -> Csr<f64> {
 
 /// Many more rows than non-zeros: blocks take the COO path.
 fn hypersparse() -> Csr<f64> {
-    let t: Vec<_> = (0..20000).map(|i| (i * 41, (i * 7) % 3000, 1.0 + (i % 11) as f64)).collect();
+    let t: Vec<_> = (0..20000)
+        .map(|i| (i * 41, (i * 7) % 3000, 1.0 + (i % 11) as f64))
+        .collect();
     Csr::from_triplets(20000 * 41 + 100, 3000, &t).unwrap()
 }
 
@@ -132,7 +134,11 @@ fn hola_row_start_buffer_built_on_the_device_equals_algorithm_2() {
 #[test]
 fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
     let Some(h) = gpu() else { return };
-    for spec in ["gen:lap3d7:48", "gen:circuit:200000,5,4,100000,1", "gen:powerlaw:17,16,1"] {
+    for spec in [
+        "gen:lap3d7:48",
+        "gen:circuit:200000,5,4,100000,1",
+        "gen:powerlaw:17,16,1",
+    ] {
         let (name, a) = tessera::io::load(spec).unwrap();
         check_typed::<f64>(&h, &name, &a, Algorithm::Hola, Tuning::None);
     }

@@ -24,7 +24,10 @@ fn hola_matches_the_f64_product_on_every_shared_matrix_on_the_host() {
 
 #[test]
 fn hola_matches_the_f64_product_on_the_edge_cases_on_the_host() {
-    for spec in EDGE_CASES.iter().chain(&["gen:emptyrows:20000,3,7", "gen:onerow:10,9000,9000"]) {
+    for spec in EDGE_CASES
+        .iter()
+        .chain(&["gen:emptyrows:20000,3,7", "gen:onerow:10,9000,9000"])
+    {
         let (name, a) = tessera::io::load(spec).unwrap();
         check_method(&host(), &name, &a, Algorithm::Hola, Tuning::None);
     }
@@ -40,7 +43,11 @@ fn hola_info_names_the_method_its_block_split_and_no_determinism() {
     assert_eq!(info.algorithm, Algorithm::Hola);
     assert!(!info.deterministic);
     assert!(info.params.contains("npt=8"), "{}", info.params);
-    assert!(info.params.contains("host backend keeps the fixed rule"), "{}", info.params);
+    assert!(
+        info.params.contains("host backend keeps the fixed rule"),
+        "{}",
+        info.params
+    );
     // The row-start buffer: one i32 per block of 2048 non-zeros, plus one.
     let blocks = info.nnz.div_ceil(2048) as u64;
     assert_eq!(info.device_bytes, m.csr().bytes() as u64 + 4 * (blocks + 1));

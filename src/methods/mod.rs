@@ -146,6 +146,9 @@ pub fn prepare_gpu<T: Scalar>(
         Algorithm::CsrVector => Ok(Box::new(csr_vector::cuda::CsrVectorGpu::prepare(
             dev, stream, csr, req.stats, req.tuning,
         )?)),
+        Algorithm::Hola => Ok(Box::new(hola::cuda::HolaGpu::prepare(
+            dev, stream, csr, req,
+        )?)),
         a => Err(not_implemented(a)),
     }
 }

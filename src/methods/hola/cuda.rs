@@ -331,7 +331,9 @@ impl<T: Scalar> HolaGpu<T> {
             }
             let better = match &best {
                 None => true,
-                Some((_, b)) => ms < b * (1.0 - crate::methods::csr_vector::params::ONLINE_MIN_GAIN),
+                Some((_, b)) => {
+                    ms < b * (1.0 - crate::methods::csr_vector::params::ONLINE_MIN_GAIN)
+                }
             };
             if better {
                 best = Some((r, ms));

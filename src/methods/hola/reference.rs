@@ -222,7 +222,11 @@ pub fn spmv<T: Scalar>(
     lay.check();
     let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
     let npb = lay.npb();
-    assert_eq!(starts.len(), a.nnz().div_ceil(npb) + 1, "row starts for another NPB");
+    assert_eq!(
+        starts.len(),
+        a.nnz().div_ceil(npb) + 1,
+        "row starts for another NPB"
+    );
     if a.nnz() == 0 {
         y.iter_mut().for_each(|v| *v = scaled(beta, *v));
         return;
@@ -484,7 +488,11 @@ pub fn spmv_transpose<T: Scalar>(
     lay.check();
     let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
     let npb = lay.npb();
-    assert_eq!(starts.len(), a.nnz().div_ceil(npb) + 1, "row starts for another NPB");
+    assert_eq!(
+        starts.len(),
+        a.nnz().div_ceil(npb) + 1,
+        "row starts for another NPB"
+    );
     y.iter_mut().for_each(|v| *v = scaled(beta, *v));
     for b in 0..starts.len() - 1 {
         let k = block(rp, starts, npb, b);
@@ -637,7 +645,10 @@ mod tests {
         let starts = row_starts(&rp, 8);
         assert_eq!(starts, vec![0, 4]);
         let k = block(&rp, &starts, 8, 0);
-        assert_eq!((k.r0, k.nrows, k.first_shared, k.last_shared), (0, 4, false, false));
+        assert_eq!(
+            (k.r0, k.nrows, k.first_shared, k.last_shared),
+            (0, 4, false, false)
+        );
         let l = assign_rows(&rp, &k, lay);
         // thread 0 has nnz 0,1 (row 0); thread 1 has 2 (row 0, ends) and 3 (row 2, ends);
         // row 2 starts inside thread 1, so only rows 0 and 3 set row starts;
