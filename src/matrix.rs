@@ -38,6 +38,8 @@ pub struct MatrixInfo {
 struct Analysis {
     algorithm: Algorithm,
     analysis_ms: f64,
+    /// How AUTO chose, when it timed the methods (prefixes `info.params`).
+    auto_note: String,
 }
 
 /// What analyze built on the device: the method (declared first, so its kernels go first) and
@@ -126,12 +128,24 @@ impl<T: Scalar> Matrix<T> {
             tuning,
             deterministic: handle.deterministic(),
         };
+        let mut algorithm = algorithm;
+        let mut auto_note = String::new();
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
             // The generic transpose walks CSR rows like CSR_VECTOR's fixed rule.
             let transpose = csr_vector::params::fixed_rule(&self.stats, dev.sm_count());
             let csr = GpuCsr::upload(dev, stream, &self.csr, transpose)?;
-            let method = methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?;
+            let timed = alg == Algorithm::Auto
+                && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
+                && self.csr.nnz() > 0;
+            let method = if timed {
+                let (a, m, note) = auto_by_timing(dev, stream, &csr, &req)?;
+                algorithm = a;
+                auto_note = note;
+                m
+            } else {
+                methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?
+            };
             handle.synchronize()?;
             self.gpu = Some(Gpu { method, csr });
         } else {
@@ -140,6 +154,7 @@ impl<T: Scalar> Matrix<T> {
         self.analysis = Some(Analysis {
             algorithm,
             analysis_ms: start.elapsed().as_secs_f64() * 1e3,
+            auto_note,
         });
         Ok(())
     }
@@ -361,12 +376,55 @@ impl<T: Scalar> Matrix<T> {
                 (None, None) => true,
             },
             params: match (&self.gpu, &self.host) {
-                (Some(g), _) => g.method.describe(),
+                (Some(g), _) => format!(
+                    "{}{}",
+                    a.map_or("", |a| a.auto_note.as_str()),
+                    g.method.describe()
+                ),
                 (None, Some(h)) => h.describe(),
                 (None, None) => "not analyzed".to_string(),
             },
         }
     }
+}
+
+/// AUTO with QUICK/EXHAUSTIVE on a GPU: prepares every implemented method with that tuning
+/// (one at a time, keeping only the fastest so far on the device), times each on the matrix
+/// with scratch vectors, and keeps the fastest. Methods that are not bitwise reproducible are
+/// skipped when the handle asks for determinism.
+#[allow(clippy::type_complexity)]
+fn auto_by_timing<T: Scalar>(
+    dev: &std::sync::Arc<cuda::Device>,
+    stream: cuda::Stream,
+    csr: &GpuCsr<T>,
+    req: &Request<'_, T>,
+) -> Result<(Algorithm, Box<dyn GpuMethod<T>>, String)> {
+    let x: Vec<T> = (0..req.stats.cols)
+        .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+        .collect();
+    let dx = DeviceVec::from_slice(dev, &x)?;
+    let dy = DeviceVec::from_slice(dev, &vec![T::ZERO; req.stats.rows.max(1)])?;
+    let mut best: Option<(Algorithm, Box<dyn GpuMethod<T>>, f64)> = None;
+    let mut times = Vec::new();
+    for alg in select::timed_candidates(req.stats, req.deterministic) {
+        let m = methods::prepare_gpu(alg, dev, stream, csr, req)?;
+        if req.deterministic && !m.deterministic() {
+            continue;
+        }
+        let ms = methods::time_gpu(m.as_ref(), csr, dev, stream, dx.addr(), dy.addr())?;
+        times.push(format!("{alg} {ms:.4} ms"));
+        if best.as_ref().is_none_or(|b| ms < b.2) {
+            best = Some((alg, m, ms));
+        }
+    }
+    let (alg, m, _) = best.ok_or_else(|| {
+        Error::Internal("AUTO found no method to time (none deterministic?)".into())
+    })?;
+    Ok((
+        alg,
+        m,
+        format!("AUTO timed {}: chose {alg}; ", times.join(", ")),
+    ))
 }
 
 /// A matrix of either value type: what a C `tessera_matrix` points to.

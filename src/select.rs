@@ -1,28 +1,140 @@
-//! AUTO: which method runs a matrix. Only CSR_VECTOR exists in this version, so AUTO chooses it;
-//! the other methods are accepted by the API and answer NOT_SUPPORTED until their issue lands.
+//! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
+//! inside the chosen method) a heuristic on the row statistics decides; with QUICK/EXHAUSTIVE
+//! on a GPU, `Matrix::analyze` times every implemented method (each with that tuning) on the
+//! real matrix and keeps the fastest ([`timed_candidates`]).
 #![forbid(unsafe_code)]
 
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::types::Algorithm;
 
+/// Methods this build can run, in the order AUTO tries them.
+pub const IMPLEMENTED: &[Algorithm] = &[Algorithm::CsrVector, Algorithm::Hola];
+
 /// True for methods this build can run.
 pub fn implemented(alg: Algorithm) -> bool {
-    matches!(alg, Algorithm::CsrVector | Algorithm::Hola)
+    IMPLEMENTED.contains(&alg)
 }
 
-/// Resolves the requested algorithm for a matrix with these statistics. `deterministic`
-/// restricts AUTO to methods whose result is bitwise reproducible run to run.
-pub fn choose(_stats: &RowStats, requested: Algorithm, _deterministic: bool) -> Result<Algorithm> {
+/// AUTO's heuristic. CSR_VECTOR (one launch, no atomics, deterministic) for matrices whose rows
+/// are alike; HOLA (strict non-zero split, two launches) where CSR_VECTOR's row-per-group work
+/// split breaks down. Measured on an H100/H200 (notes/hola.md, notes/csr_vector.md):
+/// - a row longer than 8× the mean (arrow, circuit, power-law, as-caida, cit-HepPh, watt_2,
+///   Groebner): one thread group per row leaves the long rows to a handful of threads
+///   (CSR_VECTOR 3.7 ms on arrow, HOLA 0.007 ms);
+/// - a mean above 128 entries (dense, LP): 32 threads per row cannot fill the GPU.
+///
+/// `deterministic` keeps CSR_VECTOR (HOLA combines shared rows with float atomics).
+pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
+    if deterministic || stats.nnz == 0 {
+        return Algorithm::CsrVector;
+    }
+    let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
+    let wide = stats.mean > 128.0;
+    if long_rows || wide {
+        Algorithm::Hola
+    } else {
+        Algorithm::CsrVector
+    }
+}
+
+/// Resolves the requested algorithm for a matrix with these statistics: AUTO by
+/// [`heuristic`]; a named method if this build has it, else NOT_SUPPORTED.
+pub fn choose(stats: &RowStats, requested: Algorithm, deterministic: bool) -> Result<Algorithm> {
     match requested {
-        // CSR_VECTOR is deterministic (no atomics in the non-transposed product), so it serves
-        // both AUTO and deterministic AUTO.
-        Algorithm::Auto => Ok(Algorithm::CsrVector),
+        Algorithm::Auto => Ok(heuristic(stats, deterministic)),
         a if implemented(a) => Ok(a),
         a => Err(Error::NotSupported(format!(
-            "{} is not implemented in tessera {} yet; use TESSERA_ALGORITHM_AUTO or TESSERA_ALGORITHM_CSR_VECTOR",
+            "{} is not implemented in tessera {} yet; the implemented methods are {}",
             a.c_name(),
-            env!("CARGO_PKG_VERSION")
+            env!("CARGO_PKG_VERSION"),
+            IMPLEMENTED
+                .iter()
+                .map(|a| a.c_name())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
+    }
+}
+
+/// The methods AUTO times with QUICK/EXHAUSTIVE: every implemented one, the heuristic's choice
+/// first (it wins ties). Methods whose product is not bitwise reproducible are dropped later,
+/// after preparing, when the handle asks for determinism.
+pub fn timed_candidates(stats: &RowStats, deterministic: bool) -> Vec<Algorithm> {
+    let first = heuristic(stats, deterministic);
+    std::iter::once(first)
+        .chain(IMPLEMENTED.iter().copied().filter(|&a| a != first))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::Csr;
+
+    fn stats(spec: &str) -> RowStats {
+        crate::io::load(spec).unwrap().1.stats()
+    }
+
+    #[test]
+    fn heuristic_sends_long_rows_and_wide_rows_to_hola() {
+        assert_eq!(
+            heuristic(&stats("gen:lap3d7:10"), false),
+            Algorithm::CsrVector
+        );
+        assert_eq!(
+            heuristic(&stats("gen:uniform:2000,8,1"), false),
+            Algorithm::CsrVector
+        );
+        assert_eq!(
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false),
+            Algorithm::Hola
+        );
+        // Empty rows alone do not (CSR_VECTOR skips them); the power-law rows around them do.
+        assert_eq!(
+            heuristic(&stats("gen:emptyrows:2000,8,3"), false),
+            Algorithm::Hola
+        );
+        let mut t: Vec<_> = (0..100).map(|i| (2 * i, i % 7, 1.0)).collect();
+        t.push((3, 3, 1.0));
+        let half_empty = Csr::from_triplets(200, 7, &t).unwrap();
+        assert_eq!(heuristic(&half_empty.stats(), false), Algorithm::CsrVector);
+        assert_eq!(
+            heuristic(&stats("gen:dense:200,300"), false),
+            Algorithm::Hola
+        );
+        assert_eq!(
+            heuristic(&stats("gen:onerow:500,3000,3000"), false),
+            Algorithm::Hola
+        );
+        // Determinism keeps CSR_VECTOR; so does an empty matrix.
+        assert_eq!(
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), true),
+            Algorithm::CsrVector
+        );
+        let e = Csr::<f64>::from_triplets(3, 3, &[]).unwrap();
+        assert_eq!(heuristic(&e.stats(), false), Algorithm::CsrVector);
+    }
+
+    #[test]
+    fn timed_candidates_start_with_the_heuristic_and_cover_every_method() {
+        let c = timed_candidates(&stats("gen:circuit:3000,5,2,2500,4"), false);
+        assert_eq!(c[0], Algorithm::Hola);
+        assert_eq!(c.len(), IMPLEMENTED.len());
+        assert!(IMPLEMENTED.iter().all(|a| c.contains(a)));
+    }
+
+    #[test]
+    fn unimplemented_methods_are_not_supported_and_say_which_are() {
+        for a in [Algorithm::Bccoo, Algorithm::Brc, Algorithm::Tile] {
+            if implemented(a) {
+                continue;
+            }
+            let e = choose(&stats("gen:lap3d7:4"), a, false).unwrap_err();
+            assert!(
+                e.to_string().contains("TESSERA_ALGORITHM_CSR_VECTOR"),
+                "{e}"
+            );
+        }
     }
 }

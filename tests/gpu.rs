@@ -428,21 +428,34 @@ fn device_allocation_failure_is_alloc_failed_and_the_handle_keeps_working() {
 }
 
 #[test]
-fn the_non_transposed_product_is_bitwise_reproducible_and_says_so() {
-    let Some(h) = gpu() else { return };
+fn with_determinism_requested_auto_picks_a_bitwise_reproducible_method_and_says_so() {
+    let Some(mut h) = gpu() else { return };
+    h.set_deterministic(true);
+    // A power-law matrix: without the request AUTO would take HOLA (float atomics).
     let (_, a) = tessera::io::load("gen:powerlaw:14,16,3").unwrap();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
-    assert!(m.info().deterministic);
-    let x = x_for(a.cols(), 4);
-    let mut runs = Vec::new();
-    for _ in 0..3 {
-        let mut y = vec![0.0; a.rows()];
-        m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
-            .unwrap();
-        runs.push(y);
+    for tuning in [Tuning::None, Tuning::Quick] {
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze(&h, Algorithm::Auto, tuning).unwrap();
+        assert!(m.info().deterministic, "{tuning}: {}", m.info().params);
+        let x = x_for(a.cols(), 4);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let mut y = vec![0.0; a.rows()];
+            m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+                .unwrap();
+            runs.push(y);
+        }
+        assert!(runs.windows(2).all(|w| w[0] == w[1]));
     }
-    assert!(runs.windows(2).all(|w| w[0] == w[1]));
+    // Without the request, AUTO with QUICK times every method and names them.
+    h.set_deterministic(false);
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Auto, Tuning::Quick).unwrap();
+    let p = m.info().params;
+    assert!(p.starts_with("AUTO timed "), "{p}");
+    for alg in tessera::select::IMPLEMENTED {
+        assert!(p.contains(&format!("{alg} ")), "{alg} not timed: {p}");
+    }
 }
 
 #[test]

@@ -42,13 +42,14 @@ fn hola_info_names_the_method_its_block_split_and_no_determinism() {
     let info = m.info();
     assert_eq!(info.algorithm, Algorithm::Hola);
     assert!(!info.deterministic);
-    assert!(info.params.contains("npt=8"), "{}", info.params);
+    let p = tessera::methods::hola::params::fixed_rule(m.stats());
+    assert!(info.params.starts_with(&p.to_string()), "{}", info.params);
     assert!(
         info.params.contains("host backend keeps the fixed rule"),
         "{}",
         info.params
     );
-    // The row-start buffer: one i32 per block of 2048 non-zeros, plus one.
-    let blocks = info.nnz.div_ceil(2048) as u64;
+    // The row-start buffer: one i32 per block of NPB non-zeros, plus one.
+    let blocks = info.nnz.div_ceil(p.npb()) as u64;
     assert_eq!(info.device_bytes, m.csr().bytes() as u64 + 4 * (blocks + 1));
 }

@@ -99,8 +99,10 @@ impl KernelSpec {
     /// name the right file and line).
     pub fn source(&self) -> String {
         format!(
-            "#line 1 \"common.cuh\"\n{COMMON}\n#line 1 \"{}\"\n{}",
-            self.file.name, self.file.source
+            "#line 1 \"common.cuh\"\n{}\n#line 1 \"{}\"\n{}",
+            overridden("common.cuh", COMMON),
+            self.file.name,
+            overridden(self.file.name, self.file.source)
         )
     }
 
@@ -126,6 +128,20 @@ impl KernelSpec {
         }
         s
     }
+}
+
+/// The text of kernel file `name`: the embedded copy, or `$TESSERA_KERNELS_DIR/<name>` when
+/// that variable is set and the file exists there. This is for kernel experiments on a GPU
+/// machine without a Rust toolchain (variants of a .cu file timed by `tessera bench`); the
+/// module cache key covers the text, so variants and the embedded kernels never mix.
+fn overridden(name: &str, embedded: &'static str) -> std::borrow::Cow<'static, str> {
+    std::env::var_os("TESSERA_KERNELS_DIR")
+        .map(|d| std::path::PathBuf::from(d).join(name))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map_or(
+            std::borrow::Cow::Borrowed(embedded),
+            std::borrow::Cow::Owned,
+        )
 }
 
 /// Every specialisation any code path can request: the cartesian product of each file's

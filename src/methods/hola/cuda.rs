@@ -318,6 +318,7 @@ impl<T: Scalar> HolaGpu<T> {
         let mut best: Option<(Ready, f64)> = None;
         let mut fixed_ms = f64::INFINITY;
         let mut reps = 0;
+        let mut all = String::new();
         for (i, &p) in cands.iter().enumerate() {
             let r = Ready::new(dev, stream, csr, p)?;
             if reps == 0 {
@@ -326,6 +327,10 @@ impl<T: Scalar> HolaGpu<T> {
                 reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
             }
             let ms = time(&r, csr, stream, dx.addr(), dy.addr(), reps, &ev)?;
+            all.push_str(&format!(
+                " {}/{}/{}={ms:.4}",
+                p.threads, p.npt, p.sort as u8
+            ));
             if i == 0 {
                 fixed_ms = ms;
             }
@@ -342,7 +347,7 @@ impl<T: Scalar> HolaGpu<T> {
         synchronize(dev, stream)?;
         let (r, ms) = best.expect("at least the fixed rule is a candidate");
         let text = format!(
-            "{} blocks={} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms)",
+            "{} blocks={} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms; threads/npt/sort=ms:{all})",
             r.params,
             r.blocks,
             cands.len(),

@@ -62,21 +62,35 @@ impl fmt::Display for Params {
 }
 
 /// The fixed rule (TESSERA_TUNING_NONE). §3.1: "each block of the main SpMV step typically
-/// handles between two and four thousand non-zeros": 256 threads × 8 = 2048 non-zeros, the
-/// smaller end, so that a medium matrix still fills a 132-SM GPU with blocks. The per-thread
-/// sort is off: tessera's CSR has sorted columns within rows, so a thread's column ids are
-/// already ascending except across a row end, and the sort (the paper's +2% on the UF
-/// collection) only costs instructions here.
-pub fn fixed_rule(_stats: &RowStats) -> Params {
-    Params {
-        threads: 256,
-        npt: 8,
-        sort: false,
+/// handles between two and four thousand non-zeros"; on an H100 (f64, EXHAUSTIVE over the 12
+/// configurations, notes/hola.md) every large matrix preferred 1024 non-zeros per block, split
+/// two ways: 128 threads × 8 for regular rows with nearby columns (stencils, elasticity: each
+/// thread's x reads fall on few lines) and 256 threads × 4 otherwise (random columns, power-law
+/// and circuit rows: more threads keep more x gathers in flight). "Regular and local": no row
+/// longer than 8× the mean, the mean first-to-last column distance under a tenth of the
+/// columns, and at least 6 entries per row. The per-thread sort stays off: tessera's CSR has
+/// sorted columns within rows, so a thread's column ids are already ascending except across a
+/// row end, and the sort only costs instructions (it never won on the H100).
+pub fn fixed_rule(stats: &RowStats) -> Params {
+    let regular = (stats.max as f64) <= 8.0 * stats.mean.max(1.0);
+    let local = stats.col_spread <= stats.cols as f64 / 10.0;
+    if regular && local && stats.mean >= 6.0 {
+        Params {
+            threads: 128,
+            npt: 8,
+            sort: false,
+        }
+    } else {
+        Params {
+            threads: 256,
+            npt: 4,
+            sort: false,
+        }
     }
 }
 
-/// Candidates for QUICK (`exhaustive` false: the fixed rule, then half/double the block, NPT
-/// 4, and the sort) or EXHAUSTIVE (every compiled combination). The fixed rule comes first.
+/// Candidates for QUICK (`exhaustive` false: the fixed rule, the other 1024-per-block split,
+/// half and double the block, and the sort) or EXHAUSTIVE (every compiled combination). The fixed rule comes first.
 pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {
     let fixed = fixed_rule(stats);
     let mut out = vec![fixed];
@@ -98,15 +112,21 @@ pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {
             }
         }
     } else {
+        // The other 1024-per-block split, the doubled and halved block, and the sort.
+        let other = if fixed.npt == 8 { (256, 4) } else { (128, 8) };
         push(Params {
-            threads: 512,
+            threads: other.0,
+            npt: other.1,
             ..fixed
         });
         push(Params {
-            threads: 128,
+            threads: fixed.threads * 2,
             ..fixed
         });
-        push(Params { npt: 4, ..fixed });
+        push(Params {
+            threads: fixed.threads / 2,
+            ..fixed
+        });
         push(Params {
             sort: !fixed.sort,
             ..fixed
@@ -134,6 +154,6 @@ mod tests {
         }
         assert_eq!(candidates(&s, false).len(), 5);
         assert_eq!(candidates(&s, true).len(), 12);
-        assert_eq!(fixed_rule(&s).npb(), 2048);
+        assert_eq!(fixed_rule(&s).npb(), 1024);
     }
 }
