@@ -199,8 +199,8 @@ fn warp_tree_sum<T: Scalar>(lanes: &mut [T]) -> T {
 
 /// y = beta*y for the rows shared between blocks (`hola_prescale`), once per row.
 fn prescale<T: Scalar>(row_ptr: &[i32], starts: &[i32], npb: usize, beta: T, y: &mut [T]) {
-    for b in 1..starts.len() - 1 {
-        let r = starts[b] as usize;
+    for (b, &r) in starts.iter().enumerate().take(starts.len() - 1).skip(1) {
+        let r = r as usize;
         let (a, bs) = (row_ptr[r] as usize, b * npb);
         if a < bs && a + npb >= bs {
             y[r] = scaled(beta, y[r]);
