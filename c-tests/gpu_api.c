@@ -22,8 +22,9 @@
  *   6 managed-memory              x and y in cuMemAllocManaged memory
  *   7 host-pointer-rejected       a plain host x is TESSERA_STATUS_INVALID_POINTER with a message;
  *                                 the handle works after it
- *   8 matrix-info                 algorithm CSR_VECTOR, device_bytes of the sorted 0-based CSR,
- *                                 non-empty params
+ *   8 matrix-info                 AUTO resolved; HOLA keeps more than the CSR and says it is not
+ *                                 deterministic; CSR_VECTOR: device_bytes of the sorted 0-based
+ *                                 CSR, non-empty params
  *
  * Build (strict C99, from the repository root):
  *   gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude c-tests/gpu_api.c \
@@ -533,9 +534,24 @@ static void case_info(void) {
         fail("needs the matrix of case 1");
         return;
     }
+    /* AUTO chose some concrete method in case 1. */
+    memset(&info, 0x55, sizeof info);
+    TS(tessera_matrix_get_info(A64, &info));
+    if (info.algorithm == TESSERA_ALGORITHM_AUTO) fail("AUTO was not resolved to a method");
+    /* CSR_VECTOR keeps exactly the CSR; HOLA adds its row-start buffer and is not
+     * bitwise reproducible (float atomics). */
+    TS(tessera_analyze(h, A64, TESSERA_ALGORITHM_HOLA, TESSERA_TUNING_NONE));
     memset(&info, 0x55, sizeof info);
     TS(tessera_matrix_get_info(A64, &info));
     want = (uint64_t)(R + 1) * 4u + (uint64_t)nnz * 4u + (uint64_t)nnz * sizeof(double);
+    if (info.algorithm != TESSERA_ALGORITHM_HOLA || info.deterministic != 0 ||
+        info.device_bytes <= want)
+        fail("HOLA: algorithm %d, deterministic %d, device_bytes %llu (CSR alone: %llu)",
+             (int)info.algorithm, (int)info.deterministic,
+             (unsigned long long)info.device_bytes, (unsigned long long)want);
+    TS(tessera_analyze(h, A64, TESSERA_ALGORITHM_CSR_VECTOR, TESSERA_TUNING_NONE));
+    memset(&info, 0x55, sizeof info);
+    TS(tessera_matrix_get_info(A64, &info));
     if (info.algorithm != TESSERA_ALGORITHM_CSR_VECTOR)
         fail("algorithm %d, expected TESSERA_ALGORITHM_CSR_VECTOR (%d)", (int)info.algorithm,
              (int)TESSERA_ALGORITHM_CSR_VECTOR);
