@@ -6,32 +6,43 @@
 // thread t of the block owns the NPT consecutive non-zeros starting at t*NPT within it. The
 // block's rows are [starts[b], r1): starts[] comes from hola_row_starts (Alg. 2), run once at
 // analyze because it depends only on the pattern (the paper runs it before every product; we
-// keep the buffer, so each product launches at most two kernels: hola_prescale and the core).
+// keep the buffer, so each product launches hola_prescale and the core kernel, or the core
+// kernel alone in carry mode).
 //
 // Kernels:
 //   hola_row_starts      one thread per row (Alg. 2): starts[blk] = the row holding non-zero
 //                        blk*NPB; starts[0] = 0 (leading empty rows belong to block 0) and
 //                        starts[nblocks] = rows.
 //   hola_prescale_<T>    one thread per block boundary: y[r] = beta*y[r] for each row shared
-//                        between blocks (once per row). Those rows are then only added to with
-//                        atomics. Skipped when beta == 1 or there is one block. This replaces
-//                        the paper's y = 0 pass over all rows (§3.1 line 8): rows owned by one
-//                        block get beta*y in the core kernel's coalesced write, so y is read
-//                        only when beta != 0 (BLAS semantics) and written once.
+//                        between blocks (once per row), which the core kernel then adds to with
+//                        atomics. This replaces the paper's y = 0 pass over all rows (§3.1
+//                        line 8): rows owned by one block get beta*y in the core kernel's
+//                        coalesced write, so y is read only when beta != 0 (BLAS semantics).
+//   hola_spmv_carry_<T>  For small grids: the core kernel without a prescale launch: a block's
+//                        part of a shared row goes to a carry slot (2 per block); per shared row
+//                        a counter (indexed by the block where the row starts, zeroed at
+//                        analyze) counts the parts, and the block that brings the last part sums
+//                        them in block order, writes y[r] = alpha*sum + beta*y[r] and resets the
+//                        counter (so CUDA graph replays need nothing in between). It saves a
+//                        launch but adds a fence and an atomic round trip at the end of every
+//                        block with a shared row: a win only while the product is launch-bound
+//                        (params.rs decides; measurements in notes/hola.md).
 //   hola_spmv_<T>        the core kernel (Alg. 3), one block per NPB non-zeros; three modes
 //                        chosen per block from its row count (§3.3):
-//                          one row      block-wide sum, one write (atomic if the row is shared);
+//                          one row      block-wide sum, one write (atomic, or a carry part, if
+//                                       the row is shared);
 //                          <= NPB rows  the normal path: row starts and row-end bit masks in
 //                                       shared memory (Alg. 4), per-thread sums with plain
 //                                       stores of completed rows into the shared output buffer,
 //                                       leftovers combined by a warp segmented reduction
 //                                       (Alg. 6) or shared atomics, coalesced write of the
-//                                       buffer to y, atomics only for the first/last row when
-//                                       shared with the neighbouring block;
+//                                       buffer to y; the first/last row, when shared with the
+//                                       neighbouring block, by atomic (or carry);
 //                          > NPB rows   (many empty rows) the COO path of §3.3: each thread
 //                                       finds its first row by binary search in row_ptr and
 //                                       adds each row piece to y with an atomic; the block
-//                                       writes beta*y of its own rows first.
+//                                       writes beta*y of its own rows first (pieces of shared
+//                                       rows are summed in shared memory, then carried).
 //   hola_spmvt_<T>       Hola-SpMVT (Alg. 7): the same split and row assignment; each non-zero
 //                        a_ij adds alpha*a_ij*x_i to y_j with an atomic (y holds beta*y first).
 //
@@ -304,7 +315,7 @@ struct HolaBlock {
     bool first_shared, last_shared;
 };
 
-__device__ __forceinline__ HolaBlock hola_block(int rows, int nnz, int nblocks,
+__device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
                                                 const int *__restrict__ row_ptr,
                                                 const int *__restrict__ starts) {
     HolaBlock k;
@@ -312,7 +323,7 @@ __device__ __forceinline__ HolaBlock hola_block(int rows, int nnz, int nblocks,
     k.bs = (long long)b * HOLA_NPB;
     k.bn = (int)min((long long)HOLA_NPB, (long long)nnz - k.bs);
     k.r0 = starts[b];
-    int r1 = rows;
+    int r1 = starts[nblocks]; // the row count
     k.last_shared = false;
     if (b + 1 < nblocks) {
         const int rn = starts[b + 1];
@@ -395,6 +406,7 @@ template <typename T>
 __device__ __forceinline__ T hola_block_sum(T v, T *scratch) {
     v = tessera_group_sum<32>(v);
     const int tid = threadIdx.x;
+    __syncthreads(); // scratch may still be read by a previous call
     if ((tid & 31) == 0) {
         scratch[tid >> 5] = v;
     }
@@ -408,21 +420,62 @@ __device__ __forceinline__ T hola_block_sum(T v, T *scratch) {
     return s;
 }
 
+// The carry protocol for a row shared between blocks (see the top of the file). Called by
+// every thread of the block with the same arguments; `part` matters in thread 0 only. The
+// block's part goes to carry[slot] (slot 2b for the block's first row, 2b+1 for its last); the
+// block that brings the row's last part sums the parts of blocks s..e in order (s: where the
+// row starts, e: where it ends) and writes y.
+template <typename T>
+__device__ __forceinline__ void hola_carry(int r, int slot, T part,
+                                           const int *__restrict__ row_ptr, T *carry,
+                                           int *count, T *y, T alpha, T beta, T *scratch,
+                                           int *s_last) {
+    const int tid = threadIdx.x;
+    __syncthreads(); // s_last and scratch are free
+    if (tid == 0) {
+        carry[slot] = part;
+        __threadfence();
+        const long long a = row_ptr[r], e = row_ptr[r + 1];
+        const int s = (int)(a / HOLA_NPB), last = (int)((e - 1) / HOLA_NPB);
+        const int ticket = atomicAdd(count + s, 1);
+        *s_last = ticket == last - s ? s : -1;
+    }
+    __syncthreads();
+    const int s = *s_last;
+    if (s >= 0) {
+        __threadfence();
+        const long long e = row_ptr[r + 1];
+        const int last = (int)((e - 1) / HOLA_NPB);
+        T v = T(0);
+        for (int b = s + tid; b <= last; b += THREADS) {
+            v += __ldcg(carry + (b == s ? 2 * b + 1 : 2 * b));
+        }
+        v = hola_block_sum(v, scratch);
+        if (tid == 0) {
+            y[r] = beta == T(0) ? alpha * v : alpha * v + beta * y[r];
+            count[s] = 0;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Alg. 3: the core product.
-template <typename T>
-__device__ __forceinline__ void hola_spmv(int rows, int nnz, int nblocks,
-                                          const int *__restrict__ row_ptr,
+template <typename T, bool CARRY>
+__device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__restrict__ row_ptr,
                                           const int *__restrict__ col_ind,
                                           const T *__restrict__ values,
                                           const int *__restrict__ starts,
-                                          const T *__restrict__ x, T *y, T alpha, T beta) {
+                                          const T *__restrict__ x, T *y, T alpha, T beta,
+                                          T *carry, int *count) {
     __shared__ int s_row[THREADS];
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
     __shared__ T s_out[HOLA_NPB];
+    __shared__ T s_acc[2];
+    __shared__ int s_last;
+    const int b = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31;
-    const HolaBlock k = hola_block(rows, nnz, nblocks, row_ptr, starts);
+    const HolaBlock k = hola_block(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT], xs[NPT], prod[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
@@ -437,19 +490,26 @@ __device__ __forceinline__ void hola_spmv(int rows, int nnz, int nblocks,
             s += prod[j];
         }
         s = hola_block_sum(s, s_out);
-        if (tid == 0) {
-            if (k.first_shared || k.last_shared) {
+        if ((k.first_shared || k.last_shared) && CARRY) {
+            hola_carry(k.r0, k.first_shared ? 2 * b : 2 * b + 1, s, row_ptr, carry, count, y,
+                       alpha, beta, s_out, &s_last);
+        } else if (k.first_shared || k.last_shared) {
+            if (tid == 0) {
                 atomicAdd(y + k.r0, alpha * s);
-            } else {
-                y[k.r0] = beta == T(0) ? alpha * s : alpha * s + beta * y[k.r0];
             }
+        } else if (tid == 0) {
+            y[k.r0] = beta == T(0) ? alpha * s : alpha * s + beta * y[k.r0];
         }
         return;
     }
 
     if (k.nrows > HOLA_NPB) {
         // More rows than the output buffer holds (many empty rows), §3.3: this block's own
-        // rows get beta*y first, then every row piece is added with an atomic.
+        // rows get beta*y first, then every row piece is added with an atomic; pieces of the
+        // shared first/last row are summed in shared memory and carried.
+        if (tid < 2) {
+            s_acc[tid] = T(0);
+        }
         for (int i = tid; i < k.nrows; i += THREADS) {
             const bool shared = (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared);
             if (!shared) {
@@ -470,7 +530,15 @@ __device__ __forceinline__ void hola_spmv(int rows, int nnz, int nblocks,
                 if (p < pend) {
                     t += prod[j];
                     if (p + 1 == end || j == NPT - 1 || p + 1 == pend) {
-                        atomicAdd(y + r, alpha * t);
+                        if (!CARRY) {
+                            atomicAdd(y + r, alpha * t);
+                        } else if (r == k.r0 && k.first_shared) {
+                            atomicAdd(s_acc, t);
+                        } else if (r == k.r0 + k.nrows - 1 && k.last_shared) {
+                            atomicAdd(s_acc + 1, t);
+                        } else {
+                            atomicAdd(y + r, alpha * t);
+                        }
                         t = T(0);
                         if (p + 1 == end && j < NPT - 1 && p + 1 < pend) {
                             do {
@@ -481,6 +549,18 @@ __device__ __forceinline__ void hola_spmv(int rows, int nnz, int nblocks,
                     }
                 }
             }
+        }
+        if (!CARRY) {
+            return;
+        }
+        __syncthreads();
+        const T first = s_acc[0], last = s_acc[1];
+        if (k.first_shared) {
+            hola_carry(k.r0, 2 * b, first, row_ptr, carry, count, y, alpha, beta, s_out, &s_last);
+        }
+        if (k.last_shared) {
+            hola_carry(k.r0 + k.nrows - 1, 2 * b + 1, last, row_ptr, carry, count, y, alpha, beta,
+                       s_out, &s_last);
         }
         return;
     }
@@ -533,23 +613,34 @@ __device__ __forceinline__ void hola_spmv(int rows, int nnz, int nblocks,
         atomicAdd(s_out + row, t);
     }
     __syncthreads();
-    // Coalesced write of the buffer; only a row shared with a neighbouring block needs an
-    // atomic (its y holds beta*y from hola_prescale).
+    // Coalesced write of the buffer; a row shared with a neighbouring block is added with an
+    // atomic (its y holds beta*y from hola_prescale) or carried.
+    const T first = s_out[0], last = s_out[k.nrows - 1];
     for (int i = tid; i < k.nrows; i += THREADS) {
         const int r = k.r0 + i;
         const T v = alpha * s_out[i];
-        if ((i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared)) {
-            atomicAdd(y + r, v);
-        } else {
+        if (!((i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared))) {
             y[r] = beta == T(0) ? v : v + beta * y[r];
+        } else if (!CARRY) {
+            atomicAdd(y + r, v);
         }
+    }
+    if (!CARRY) {
+        return;
+    }
+    if (k.first_shared) {
+        hola_carry(k.r0, 2 * b, first, row_ptr, carry, count, y, alpha, beta, s_out, &s_last);
+    }
+    if (k.last_shared) {
+        hola_carry(k.r0 + k.nrows - 1, 2 * b + 1, last, row_ptr, carry, count, y, alpha, beta,
+                   s_out, &s_last);
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Alg. 7: Hola-SpMVT. y must hold beta*y. Each non-zero a_ij adds alpha*a_ij*x_i to y_j.
 template <typename T>
-__device__ __forceinline__ void hola_spmvt(int rows, int nnz, int nblocks,
+__device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
                                            const int *__restrict__ row_ptr,
                                            const int *__restrict__ col_ind,
                                            const T *__restrict__ values,
@@ -559,7 +650,7 @@ __device__ __forceinline__ void hola_spmvt(int rows, int nnz, int nblocks,
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
     const int tid = threadIdx.x;
-    const HolaBlock k = hola_block(rows, nnz, nblocks, row_ptr, starts);
+    const HolaBlock k = hola_block(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
@@ -631,15 +722,23 @@ __device__ __forceinline__ void hola_spmvt(int rows, int nnz, int nblocks,
         hola_prescale<T>(nblocks, row_ptr, starts, y, beta);                                   \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_##S(                       \
-        int rows, int nnz, int nblocks, const int *__restrict__ row_ptr,                       \
-        const int *__restrict__ col_ind, const T *__restrict__ values,                         \
-        const int *__restrict__ starts, const T *__restrict__ x, T *y, T alpha, T beta) {      \
-        hola_spmv<T>(rows, nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta); \
+        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
+        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
+        T *y, T alpha, T beta, T *carry, int *count) {                                         \
+        hola_spmv<T, false>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,  \
+                            carry, count);                                                     \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_carry_##S(                 \
+        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
+        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
+        T *y, T alpha, T beta, T *carry, int *count) {                                         \
+        hola_spmv<T, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,   \
+                           carry, count);                                                      \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmvt_##S(                      \
-        int rows, int nnz, int nblocks, const int *__restrict__ row_ptr,                       \
-        const int *__restrict__ col_ind, const T *__restrict__ values,                         \
-        const int *__restrict__ starts, const T *__restrict__ x, T *y, T alpha) {              \
-        hola_spmvt<T>(rows, nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha);      \
+        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
+        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
+        T *y, T alpha) {                                                                       \
+        hola_spmvt<T>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha);            \
     }
 TESSERA_INSTANTIATE(HOLA_ENTRY)

@@ -143,3 +143,99 @@ fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
         check_typed::<f64>(&h, &name, &a, Algorithm::Hola, Tuning::None);
     }
 }
+
+/// Captures y = alpha*A*x + beta*y into a CUDA graph on a non-default stream and replays it
+/// with new x: small grids run the one-launch carry kernel (its counters must be back at zero
+/// after every launch), large ones prescale + atomics.
+#[test]
+fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
+    use cudarc::driver::sys;
+    use tessera::backend::cuda::DeviceVec;
+    use tessera::Operation;
+    let Some(mut h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
+    let stream = unsafe {
+        let mut d = 0;
+        assert_eq!(sys::cuDeviceGet(&mut d, 0), sys::CUresult::CUDA_SUCCESS);
+        let mut ctx = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, d),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
+        let mut s = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        s
+    };
+    h.set_stream(stream as usize).unwrap();
+    for spec in ["gen:powerlaw:12,8,5", "gen:circuit:200000,5,4,50000,3"] {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap();
+        let carry = m.info().params.contains(" carry");
+        let y0 = common::products::x_for(a.rows(), 9);
+        let mut dx = DeviceVec::from_slice(&dev, &common::products::x_for(a.cols(), 1)).unwrap();
+        let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
+        // SAFETY: the stream is ours and idle; the graph is destroyed below.
+        let exec = unsafe {
+            assert_eq!(
+                sys::cuStreamBeginCapture_v2(
+                    stream,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+                ),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
+                .unwrap();
+            let mut graph = std::ptr::null_mut();
+            assert_eq!(
+                sys::cuStreamEndCapture(stream, &mut graph),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            let mut exec = std::ptr::null_mut();
+            assert_eq!(
+                sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+                sys::CUresult::CUDA_SUCCESS
+            );
+            sys::cuGraphDestroy(graph);
+            exec
+        };
+        let mut want_y = y0.clone();
+        for round in 0..3 {
+            let x: Vec<f64> = common::products::x_for(a.cols(), 100 + round);
+            dx.copy_from(&x).unwrap();
+            // SAFETY: a live graph exec and stream.
+            assert_eq!(
+                unsafe { sys::cuGraphLaunch(exec, stream) },
+                sys::CUresult::CUDA_SUCCESS
+            );
+            let y = dy.to_vec(h.cuda_stream()).unwrap();
+            common::products::assert_product(
+                &format!("{name} (carry mode: {carry}) graph replay {round}"),
+                &a,
+                Operation::NonTranspose,
+                2.0,
+                &x,
+                0.5,
+                &want_y,
+                &y,
+            );
+            want_y = y;
+        }
+        // SAFETY: destroyed once, after its last launch finished (to_vec waited).
+        unsafe {
+            sys::cuGraphExecDestroy(exec);
+        }
+        assert!(
+            carry == (spec == "gen:powerlaw:12,8,5"),
+            "{spec}: carry mode {carry}"
+        );
+    }
+    h.set_stream(0).unwrap();
+    // SAFETY: no work of ours is left on the stream.
+    unsafe { sys::cuStreamDestroy_v2(stream) };
+}

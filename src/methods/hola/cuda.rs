@@ -1,7 +1,8 @@
 //! HOLA on the GPU: loads `kernels/hola.cu` for the chosen THREADS/NPT/SORT, builds the block
-//! row-start buffer with `hola_row_starts` (Alg. 2) at analyze, and launches `hola_prescale`
-//! (rows shared between blocks, when beta != 1) and `hola_spmv` per product, `hola_spmvt` for
-//! TRANSPOSE. QUICK/EXHAUSTIVE time their candidates with CUDA events on the real matrix;
+//! row-start buffer with `hola_row_starts` (Alg. 2) at analyze, and launches per product either
+//! `hola_prescale` + `hola_spmv` (rows shared between blocks pre-scaled, then added to with
+//! atomics) or, for small grids, `hola_spmv_carry` alone (shared rows finished by the last of
+//! their blocks through a carry workspace allocated here); `hola_spmvt` for TRANSPOSE. QUICK/EXHAUSTIVE time their candidates with CUDA events on the real matrix;
 //! ONLINE is treated as QUICK (HOLA has no run-time tuner).
 
 use super::params::{self, Params};
@@ -21,11 +22,12 @@ use std::time::Instant;
 /// Threads per block of the row-start and prescale kernels.
 const AUX_BLOCK: u32 = 256;
 
-/// The four kernels of one specialisation.
+/// The kernels of one specialisation.
 struct Kernels {
     row_starts: Function,
     prescale: Function,
     spmv: Function,
+    spmv_carry: Function,
     spmvt: Function,
 }
 
@@ -36,6 +38,7 @@ fn load<T: Scalar>(dev: &Device, p: Params) -> Result<Kernels> {
         row_starts: m.function("hola_row_starts")?,
         prescale: m.function(&format!("hola_prescale_{s}"))?,
         spmv: m.function(&format!("hola_spmv_{s}"))?,
+        spmv_carry: m.function(&format!("hola_spmv_carry_{s}"))?,
         spmvt: m.function(&format!("hola_spmvt_{s}"))?,
     })
 }
@@ -89,11 +92,14 @@ pub fn row_starts_on_device<T: Scalar>(
     Ok(out)
 }
 
-/// One configuration, ready: kernels and its row-start buffer.
+/// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
+/// workspace (two partial sums per block, then one counter per block, zeroed here; the kernel
+/// resets each counter it completes, so nothing is needed between products).
 struct Ready {
     params: Params,
     kernels: Kernels,
     starts: DeviceBuffer,
+    work: Option<DeviceBuffer>,
     blocks: usize,
 }
 
@@ -106,16 +112,30 @@ impl Ready {
     ) -> Result<Self> {
         let kernels = load::<T>(dev, p)?;
         let starts = build_starts(dev, stream, csr, &kernels, p)?;
+        let blocks = p.blocks(csr.nnz());
+        let work = if params::carry_mode(blocks, dev.sm_count()) {
+            let zero = vec![0u8; 2 * blocks * std::mem::size_of::<T>() + 4 * blocks];
+            Some(DeviceBuffer::from_slice(
+                dev,
+                stream,
+                &zero,
+                "HOLA carry workspace",
+            )?)
+        } else {
+            None
+        };
         Ok(Ready {
             params: p,
             kernels,
             starts,
-            blocks: p.blocks(csr.nnz()),
+            work,
+            blocks,
         })
     }
 
-    /// y = alpha*A*x + beta*y: prescale of shared rows (beta != 1, several blocks), then the
-    /// core kernel. alpha != 0 and nnz > 0 (the caller handles the rest).
+    /// y = alpha*A*x + beta*y: `hola_spmv_carry` alone, or `hola_prescale` (when beta != 1 and
+    /// there are several blocks) then `hola_spmv`. alpha != 0 and nnz > 0 (the caller handles
+    /// the rest).
     #[allow(clippy::too_many_arguments)]
     fn spmv<T: Scalar>(
         &self,
@@ -126,9 +146,15 @@ impl Ready {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        let dev = csr.device();
         let (rp, ci, va) = csr.arrays();
-        if self.blocks > 1 && beta != T::ONE {
+        let (carry, count) = match &self.work {
+            Some(w) => (
+                w.addr(),
+                w.addr() + (2 * self.blocks * std::mem::size_of::<T>()) as u64,
+            ),
+            None => (0, 0),
+        };
+        if self.work.is_none() && self.blocks > 1 && beta != T::ONE {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
                 .push(rp)
@@ -140,7 +166,7 @@ impl Ready {
             // row < rows; y holds rows values (checked by the caller).
             unsafe {
                 launch(
-                    dev,
+                    csr.device(),
                     &self.kernels.prescale,
                     (self.blocks - 1).div_ceil(AUX_BLOCK as usize),
                     AUX_BLOCK,
@@ -150,7 +176,6 @@ impl Ready {
             }
         }
         let args = KernelArgs::new()
-            .push(csr.rows() as i32)
             .push(csr.nnz() as i32)
             .push(self.blocks as i32)
             .push(rp)
@@ -160,15 +185,24 @@ impl Ready {
             .push(x)
             .push(y)
             .push(alpha)
-            .push(beta);
-        // SAFETY: hola_spmv_<T>(int rows, int nnz, int nblocks, const int* row_ptr,
+            .push(beta)
+            .push(carry)
+            .push(count);
+        // SAFETY: hola_spmv[_carry]_<T>(int nnz, int nblocks, const int* row_ptr,
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
-        // T beta): the CSR arrays and starts are ours (starts built for this NPB); x holds cols
-        // and y rows values (checked by the caller); one block per NPB non-zeros.
+        // T beta, T* carry, int* count): the CSR arrays and starts are ours (starts built for
+        // this NPB, with starts[nblocks] = rows); in carry mode carry holds 2*nblocks values and
+        // count nblocks counters, zeroed at analyze and left zeroed by every completed launch
+        // (the other kernel ignores both); x holds cols and y rows values (checked by the
+        // caller); one block per NPB non-zeros.
         unsafe {
             launch(
-                dev,
-                &self.kernels.spmv,
+                csr.device(),
+                if self.work.is_some() {
+                    &self.kernels.spmv_carry
+                } else {
+                    &self.kernels.spmv
+                },
                 self.blocks,
                 self.params.threads,
                 stream,
@@ -194,7 +228,6 @@ impl Ready {
         }
         let (rp, ci, va) = csr.arrays();
         let args = KernelArgs::new()
-            .push(csr.rows() as i32)
             .push(csr.nnz() as i32)
             .push(self.blocks as i32)
             .push(rp)
@@ -204,7 +237,7 @@ impl Ready {
             .push(x)
             .push(y)
             .push(alpha);
-        // SAFETY: hola_spmvt_<T>(int rows, int nnz, int nblocks, const int* row_ptr,
+        // SAFETY: hola_spmvt_<T>(int nnz, int nblocks, const int* row_ptr,
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha):
         // as for hola_spmv, with x holding rows and y cols values (checked by the caller).
         unsafe {
@@ -276,8 +309,9 @@ impl<T: Scalar> HolaGpu<T> {
                 synchronize(dev, stream)?;
                 let us = t0.elapsed().as_secs_f64() * 1e6;
                 let text = format!(
-                    "{fixed} blocks={} (fixed rule, 3.1); row starts built in {us:.0} us",
-                    r.blocks
+                    "{fixed} blocks={}{} (fixed rule, 3.1); row starts built in {us:.0} us",
+                    r.blocks,
+                    if r.work.is_some() { " carry" } else { "" }
                 );
                 (r, text)
             }
@@ -347,9 +381,10 @@ impl<T: Scalar> HolaGpu<T> {
         synchronize(dev, stream)?;
         let (r, ms) = best.expect("at least the fixed rule is a candidate");
         let text = format!(
-            "{} blocks={} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms; threads/npt/sort=ms:{all})",
+            "{} blocks={}{} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms; threads/npt/sort=ms:{all})",
             r.params,
             r.blocks,
+            if r.work.is_some() { " carry" } else { "" },
             cands.len(),
             cands[0]
         );
@@ -391,7 +426,7 @@ impl<T: Scalar> GpuMethod<T> for HolaGpu<T> {
     }
 
     fn device_bytes(&self) -> usize {
-        self.ready.starts.bytes()
+        self.ready.starts.bytes() + self.ready.work.as_ref().map_or(0, DeviceBuffer::bytes)
     }
 
     fn describe(&self) -> String {

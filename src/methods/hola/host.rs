@@ -38,7 +38,8 @@ impl HolaHost {
 impl<T: Scalar> HostMethod<T> for HolaHost {
     fn spmv(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {
         let lay = reference::Layout::gpu(&self.params);
-        reference::spmv(a, &self.starts, lay, alpha, x, beta, y)
+        let carry = params::carry_mode(self.starts.len() - 1, crate::backend::host::HOST_SM_COUNT);
+        reference::spmv(a, &self.starts, lay, carry, alpha, x, beta, y)
     }
 
     fn spmv_transpose(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {

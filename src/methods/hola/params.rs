@@ -89,6 +89,16 @@ pub fn fixed_rule(stats: &RowStats) -> Params {
     }
 }
 
+/// Whether a grid of `blocks` blocks runs in carry mode (`hola_spmv_carry`, one launch) rather
+/// than `hola_prescale` + `hola_spmv`. Carry mode saves a launch but puts a fence and an atomic
+/// round trip at the end of every block with a shared row; measured on an H100 (notes/hola.md)
+/// it wins while the grid is at most two blocks per SM (arrow, 136 blocks: 8.3 -> 6.8 us;
+/// bayer10, 93: 8.2 -> 7.1 us) and loses beyond (cit-HepPh, 412: 9.2 -> 10.8 us; lap3d7 160^3,
+/// 28K blocks: 0.165 -> 0.223 ms).
+pub fn carry_mode(blocks: usize, sm_count: u32) -> bool {
+    blocks <= 2 * sm_count as usize
+}
+
 /// Candidates for QUICK (`exhaustive` false: the fixed rule, the other 1024-per-block split,
 /// half and double the block, and the sort) or EXHAUSTIVE (every compiled combination). The fixed rule comes first.
 pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {

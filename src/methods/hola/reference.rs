@@ -3,7 +3,8 @@
 //! per-thread row starts, row-end bit masks and empty-row warp flags of Alg. 4, the same plain
 //! stores of completed rows, the same choice between the warp segmented reduction of Alg. 6 and
 //! per-lane adds for leftovers, and the same write paths (plain write with beta for rows owned
-//! by one block, add into a pre-scaled y for rows shared between blocks). The warp width is a
+//! by one block; for rows shared between blocks, each block's part into its carry slot and
+//! y = alpha*(sum of the parts in block order) + beta*y once all are in). The warp width is a
 //! parameter, so tests can make many warps out of a few threads. Where the GPU order is set by
 //! atomics, the reference adds in thread order: results agree to rounding, not bitwise.
 //!
@@ -197,23 +198,62 @@ fn warp_tree_sum<T: Scalar>(lanes: &mut [T]) -> T {
     lanes[0]
 }
 
-/// y = beta*y for the rows shared between blocks (`hola_prescale`), once per row.
-fn prescale<T: Scalar>(row_ptr: &[i32], starts: &[i32], npb: usize, beta: T, y: &mut [T]) {
-    for (b, &r) in starts.iter().enumerate().take(starts.len() - 1).skip(1) {
-        let r = r as usize;
-        let (a, bs) = (row_ptr[r] as usize, b * npb);
-        if a < bs && a + npb >= bs {
-            y[r] = scaled(beta, y[r]);
+/// The carry protocol: the parts of each row shared between blocks, by row, in block order.
+#[derive(Debug, Default)]
+struct Carry<T> {
+    parts: std::collections::BTreeMap<usize, Vec<(usize, T)>>,
+}
+
+impl<T: Scalar> Carry<T> {
+    /// Block `b` hands in its part of shared row `r`.
+    fn put(&mut self, b: usize, r: usize, part: T) {
+        let v = self.parts.entry(r).or_default();
+        assert!(
+            v.last().is_none_or(|&(p, _)| p < b),
+            "row {r}: block {b} carried twice or out of order"
+        );
+        v.push((b, part));
+    }
+
+    /// After checking that every shared row got exactly one part from each block it spans
+    /// (what the kernel's counters count): in carry mode y[r] = alpha*(sum of the parts) +
+    /// beta*y[r]; otherwise as `hola_prescale` + atomics do it, y[r] = beta*y[r] and then
+    /// alpha*part added for each part.
+    fn finish(self, rp: &[i32], npb: usize, carry_mode: bool, alpha: T, beta: T, y: &mut [T]) {
+        for (r, parts) in self.parts {
+            let (s, e) = (rp[r] as usize / npb, (rp[r + 1] as usize - 1) / npb);
+            let blocks: Vec<usize> = parts.iter().map(|&(b, _)| b).collect();
+            assert_eq!(
+                blocks,
+                (s..=e).collect::<Vec<_>>(),
+                "row {r}: carried parts"
+            );
+            if carry_mode {
+                let sum = parts.iter().fold(T::ZERO, |acc, &(_, v)| acc + v);
+                y[r] = if beta == T::ZERO {
+                    alpha * sum
+                } else {
+                    alpha * sum + beta * y[r]
+                };
+            } else {
+                y[r] = scaled(beta, y[r]);
+                for (_, v) in parts {
+                    y[r] += alpha * v;
+                }
+            }
         }
     }
 }
 
-/// y = alpha*A*x + beta*y as `hola_spmv` computes it, with the row-start buffer `starts`
+/// y = alpha*A*x + beta*y as `hola_spmv` (`carry_mode` false: after `hola_prescale`) or
+/// `hola_spmv_carry` computes it, with the row-start buffer `starts`
 /// (`format::row_starts(row_ptr, lay.npb())`). `beta == 0` never reads y.
+#[allow(clippy::too_many_arguments)]
 pub fn spmv<T: Scalar>(
     a: &Csr<T>,
     starts: &[i32],
     lay: Layout,
+    carry_mode: bool,
     alpha: T,
     x: &[T],
     beta: T,
@@ -231,9 +271,7 @@ pub fn spmv<T: Scalar>(
         y.iter_mut().for_each(|v| *v = scaled(beta, *v));
         return;
     }
-    if beta != T::ONE {
-        prescale(rp, starts, npb, beta, y);
-    }
+    let mut carry = Carry::default();
     let mut prod = vec![T::ZERO; npb];
     for b in 0..starts.len() - 1 {
         let k = block(rp, starts, npb, b);
@@ -257,20 +295,28 @@ pub fn spmv<T: Scalar>(
                     s += warp_tree_sum(&mut lanes);
                 }
                 let r = k.r0;
-                y[r] = if k.first_shared || k.last_shared {
-                    y[r] + alpha * s
-                } else if beta == T::ZERO {
+                if k.first_shared || k.last_shared {
+                    carry.put(b, r, s);
+                    continue;
+                }
+                y[r] = if beta == T::ZERO {
                     alpha * s
                 } else {
                     alpha * s + beta * y[r]
                 };
             }
-            Mode::Coo => coo_block(rp, &k, lay, &prod, alpha, beta, y),
-            Mode::BitMask => bitmask_block(rp, &k, lay, &prod, alpha, beta, y),
+            Mode::Coo => coo_block(rp, &k, lay, &prod, alpha, beta, y, |r, v| {
+                carry.put(b, r, v)
+            }),
+            Mode::BitMask => bitmask_block(rp, &k, lay, &prod, alpha, beta, y, |r, v| {
+                carry.put(b, r, v)
+            }),
         }
     }
+    carry.finish(rp, npb, carry_mode, alpha, beta, y);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn coo_block<T: Scalar>(
     rp: &[i32],
     k: &Block,
@@ -279,7 +325,11 @@ fn coo_block<T: Scalar>(
     alpha: T,
     beta: T,
     y: &mut [T],
+    mut carry: impl FnMut(usize, T),
 ) {
+    let (first, last) = (k.r0, k.r0 + k.nrows - 1);
+    let mut acc_first = T::ZERO;
+    let mut acc_last = T::ZERO;
     for i in 0..k.nrows {
         let shared = (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared);
         if !shared {
@@ -302,7 +352,13 @@ fn coo_block<T: Scalar>(
             }
             acc += prod[p - k.bs];
             if p + 1 == end || j == lay.npt - 1 || p + 1 == pend {
-                y[r] += alpha * acc;
+                if r == first && k.first_shared {
+                    acc_first += acc;
+                } else if r == last && k.last_shared {
+                    acc_last += acc;
+                } else {
+                    y[r] += alpha * acc;
+                }
                 acc = T::ZERO;
                 if p + 1 == end && j < lay.npt - 1 && p + 1 < pend {
                     loop {
@@ -316,8 +372,15 @@ fn coo_block<T: Scalar>(
             }
         }
     }
+    if k.first_shared {
+        carry(first, acc_first);
+    }
+    if k.last_shared {
+        carry(last, acc_last);
+    }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bitmask_block<T: Scalar>(
     rp: &[i32],
     k: &Block,
@@ -326,6 +389,7 @@ fn bitmask_block<T: Scalar>(
     alpha: T,
     beta: T,
     y: &mut [T],
+    mut carry: impl FnMut(usize, T),
 ) {
     let l = assign_rows(rp, k, lay);
     let mut out: Vec<Option<T>> = vec![None; k.nrows];
@@ -407,15 +471,14 @@ fn bitmask_block<T: Scalar>(
         }
     }
     for (i, v) in out.into_iter().enumerate() {
-        let v = alpha * v.unwrap_or_else(|| panic!("block {k:?}: local row {i} never stored"));
+        let v = v.unwrap_or_else(|| panic!("block {k:?}: local row {i} never stored"));
         let r = k.r0 + i;
-        y[r] = if (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared) {
-            y[r] + v
-        } else if beta == T::ZERO {
-            v
-        } else {
-            v + beta * y[r]
-        };
+        if (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared) {
+            carry(r, v);
+            continue;
+        }
+        let v = alpha * v;
+        y[r] = if beta == T::ZERO { v } else { v + beta * y[r] };
     }
 }
 
@@ -550,7 +613,7 @@ mod tests {
         let x: Vec<f64> = (0..a.cols()).map(|i| 1.0 + (i % 7) as f64).collect();
         let xt: Vec<f64> = (0..a.rows()).map(|i| 1.0 - (i % 5) as f64).collect();
         let mut y = vec![f64::NAN; a.rows()];
-        spmv(a, &starts, lay, 1.0, &x, 0.0, &mut y);
+        spmv(a, &starts, lay, false, 1.0, &x, 0.0, &mut y);
         let mut yt = vec![f64::NAN; a.cols()];
         spmv_transpose(a, &starts, lay, 1.0, &xt, 0.0, &mut yt);
         (y, yt)
@@ -586,7 +649,9 @@ mod tests {
                         y0.clone()
                     };
                     match op {
-                        Operation::NonTranspose => spmv(a, &starts, lay, alpha, &x, beta, &mut y),
+                        Operation::NonTranspose => {
+                            spmv(a, &starts, lay, alpha == 3.0, alpha, &x, beta, &mut y)
+                        }
                         Operation::Transpose => {
                             spmv_transpose(a, &starts, lay, alpha, &x, beta, &mut y)
                         }
@@ -726,7 +791,7 @@ mod tests {
         let starts = row_starts(a32.row_ptr(), lay.npb());
         let x: Vec<f32> = (0..a.cols()).map(|i| 1.0 + (i % 3) as f32).collect();
         let mut y = vec![f32::NAN; a.rows()];
-        spmv(&a32, &starts, lay, 1.0, &x, 0.0, &mut y);
+        spmv(&a32, &starts, lay, true, 1.0, &x, 0.0, &mut y);
         let mut want = vec![0.0; a.rows()];
         let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
         a32.convert::<f64>()
