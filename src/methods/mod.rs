@@ -10,6 +10,7 @@
 // reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
 
+pub mod brc;
 pub mod csr_vector;
 pub mod transpose;
 
@@ -127,6 +128,7 @@ pub fn prepare_host<T: Scalar>(
 ) -> Result<Box<dyn HostMethod<T>>> {
     match alg {
         Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
+        Algorithm::Brc => Ok(Box::new(brc::host::BrcHost::new(req)?)),
         a => Err(not_implemented(a)),
     }
 }
@@ -144,6 +146,7 @@ pub fn prepare_gpu<T: Scalar>(
         Algorithm::CsrVector => Ok(Box::new(csr_vector::cuda::CsrVectorGpu::prepare(
             dev, stream, csr, req.stats, req.tuning,
         )?)),
+        Algorithm::Brc => Ok(Box::new(brc::cuda::BrcGpu::prepare(dev, stream, csr, req)?)),
         a => Err(not_implemented(a)),
     }
 }
