@@ -10,6 +10,7 @@
 // reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
 
+pub mod brc;
 pub mod csr_vector;
 pub mod hola;
 pub mod transpose;
@@ -129,6 +130,7 @@ pub fn prepare_host<T: Scalar>(
     match alg {
         Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
         Algorithm::Hola => Ok(Box::new(hola::host::HolaHost::new(req))),
+        Algorithm::Brc => Ok(Box::new(brc::host::BrcHost::new(req)?)),
         a => Err(not_implemented(a)),
     }
 }
@@ -149,6 +151,7 @@ pub fn prepare_gpu<T: Scalar>(
         Algorithm::Hola => Ok(Box::new(hola::cuda::HolaGpu::prepare(
             dev, stream, csr, req,
         )?)),
+        Algorithm::Brc => Ok(Box::new(brc::cuda::BrcGpu::prepare(dev, stream, csr, req)?)),
         a => Err(not_implemented(a)),
     }
 }

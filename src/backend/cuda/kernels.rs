@@ -55,8 +55,16 @@ pub const UTIL: KernelFile = KernelFile {
     defines: &[],
 };
 
+/// BRC's SpMV, its ELL part (hybrid) and the split/empty-row kernels (Ashari et al.). No
+/// defines: B1, rep, the ELL width and the block size are launch arguments.
+pub const BRC: KernelFile = KernelFile {
+    name: "brc.cu",
+    source: include_str!("../../../kernels/brc.cu"),
+    defines: &[],
+};
+
 /// Every kernel file.
-pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &TRANSPOSE, &UTIL];
+pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BRC, &TRANSPOSE, &UTIL];
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -176,7 +184,7 @@ mod tests {
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
         let all = all_specs();
-        assert_eq!(all.len(), 6 + 12 + 6 + 1);
+        assert_eq!(all.len(), 6 + 12 + 1 + 6 + 1);
         assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());
         assert!(KernelSpec::new(&CSR_VECTOR, &[]).is_err());
         let s = KernelSpec::new(&CSR_VECTOR, &[8]).unwrap();

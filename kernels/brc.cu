@@ -1,0 +1,159 @@
+// brc.cu — BRC SpMV (Ashari, Sedaghati, Eisenlohr, Sadayappan, ICS'14), Figure 3 done
+// properly, plus the ELL part of the ELL+BRC hybrid (§5, §8) and the two small kernels that
+// finish rows the BRC kernel cannot finish alone.
+//
+// Format (built on the host, src/methods/brc/format.rs): rows sorted by length; blocks of B1
+// block rows (B1 = 32: one warp per block), block b being B1 x T_b, column-major at
+// block_info[b].x: slot (r, j) at block_info[b].x + j*B1 + r, T_b = block_info[b].y. A row
+// longer than B2 is cut in pieces that sit in several block rows. dest[t] says what block row
+// t does with its sum:
+//   0xFFFFFFFF        dummy row (the last block's filler): nothing;
+//   row (bit 31 = 0)  the block row owns the row: y[row] = alpha*sum + beta*y[row] (no atomic);
+//   SPLIT | i         the row has other contributions: atomicAdd(y + i, alpha*sum) into a y that
+//                     brc_scale_rows (or brc_ell, hybrid) made ready, or, deterministic
+//                     variant (partial != NULL), partial[i] = sum, finished by brc_reduce.
+//
+// Work split:
+//   brc_spmv_<T>:       one thread per block row (Figure 3): thread tid takes block rows tid,
+//                       tid + G, ..., tid + (rep-1)*G, G = gridDim.x*blockDim.x (Figure 3's
+//                       `tid += blockDim.x * blockDim.x` read as the grid stride). Block row t
+//                       is row t % B1 of block t / B1, so with B1 = 32 a warp is one block (one
+//                       T: no divergence, §3.1) and with B1 a multiple of 32 a block is B1/32
+//                       consecutive warps. The coarsening (§3.3, rep > 1 when sigma > mu) gives
+//                       each warp blocks a grid apart: wide blocks from the top of the order
+//                       interleaved with narrow ones from further down. Loads of data and
+//                       column indices are coalesced (32 consecutive slots per warp); padding
+//                       reuses a column another lane loads in the same instruction.
+//   brc_scale_rows_<T>: one thread per listed row: y = beta*y (0 when beta = 0, y not read).
+//                       Atomic variant, pure BRC: runs first, for split rows (which then
+//                       receive atomics) and empty rows (which are in no block).
+//   brc_ell_<T>:        hybrid: one thread per row, the row's first k entries (ELL, column-major
+//                       rows x k, no permutation): y = alpha*sum + beta*y for every row. Runs
+//                       first; all BRC block rows are then SPLIT (they add).
+//   brc_reduce_<T>:     deterministic variant: one thread per listed row, sums the row's
+//                       partials in block-row order: y = alpha*s + beta*y, or y += alpha*s after
+//                       the ELL part (accumulate != 0). Empty rows are listed with no partials.
+//
+// BLAS semantics: y = alpha*A*x + beta*y; beta == 0 never reads y (NaN in y cannot leak). The
+// atomic variant is not bitwise reproducible (float atomics land in any order); the
+// deterministic one is.
+//
+// Defines: none. B1, rep, the ELL width and the block size are launch arguments, so one module
+// serves every candidate the tuner tries.
+
+#define BRC_DUMMY 0xFFFFFFFFu
+#define BRC_SPLIT 0x80000000u
+
+template <typename T>
+__device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
+                                         const uint2 *__restrict__ block_info,
+                                         const unsigned *__restrict__ dest,
+                                         const int *__restrict__ col,
+                                         const T *__restrict__ val, const T *__restrict__ x,
+                                         T *__restrict__ y, T *__restrict__ partial, T alpha,
+                                         T beta) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = 0; i < rep; ++i, t += stride) {
+        if (t >= block_rows) {
+            return;
+        }
+        const unsigned d = tessera_ro_load(dest + t);
+        if (d == BRC_DUMMY) {
+            continue;
+        }
+        // block_rows < 2^31 (format.rs checks it): 32-bit division.
+        const unsigned cb = (unsigned)t / (unsigned)b1;
+        const unsigned r = (unsigned)t - cb * (unsigned)b1;
+        const uint2 info = tessera_ro_load(block_info + cb);
+        const unsigned width = info.y;
+        unsigned e = info.x + r;
+        T sum = T(0);
+#pragma unroll 4
+        for (unsigned j = 0; j < width; ++j, e += (unsigned)b1) {
+            sum += tessera_ro_load(val + e) * tessera_ro_load(x + tessera_ro_load(col + e));
+        }
+        const unsigned low = d & ~BRC_SPLIT;
+        if ((d & BRC_SPLIT) == 0u) {
+            y[low] = beta != T(0) ? alpha * sum + beta * y[low] : alpha * sum;
+        } else if (partial != nullptr) {
+            partial[low] = sum;
+        } else {
+            atomicAdd(y + low, alpha * sum);
+        }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void brc_scale_rows(int n, const unsigned *__restrict__ rows,
+                                               T *__restrict__ y, T beta) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const unsigned r = tessera_ro_load(rows + i);
+        y[r] = beta != T(0) ? beta * y[r] : T(0);
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void brc_ell(int rows, int k, const int *__restrict__ col,
+                                        const T *__restrict__ val, const T *__restrict__ x,
+                                        T *__restrict__ y, T alpha, T beta) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows) {
+        return;
+    }
+    T sum = T(0);
+    unsigned e = (unsigned)i;
+#pragma unroll 4
+    for (int j = 0; j < k; ++j, e += (unsigned)rows) {
+        sum += tessera_ro_load(val + e) * tessera_ro_load(x + tessera_ro_load(col + e));
+    }
+    y[i] = beta != T(0) ? alpha * sum + beta * y[i] : alpha * sum;
+}
+
+template <typename T>
+__device__ __forceinline__ void brc_reduce(int n, const unsigned *__restrict__ rows,
+                                           const unsigned *__restrict__ ptr,
+                                           const T *__restrict__ partial, T *__restrict__ y,
+                                           T alpha, T beta, int accumulate) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) {
+        return;
+    }
+    const unsigned r = tessera_ro_load(rows + i);
+    const unsigned end = tessera_ro_load(ptr + i + 1);
+    T s = T(0);
+    for (unsigned p = tessera_ro_load(ptr + i); p < end; ++p) {
+        s += partial[p];
+    }
+    if (accumulate) {
+        y[r] = y[r] + alpha * s;
+    } else {
+        y[r] = beta != T(0) ? alpha * s + beta * y[r] : alpha * s;
+    }
+}
+
+#define BRC_ENTRY(T, S)                                                                        \
+    extern "C" __global__ void brc_spmv_##S(                                                   \
+        long long block_rows, int b1, int rep, const uint2 *__restrict__ block_info,           \
+        const unsigned *__restrict__ dest, const int *__restrict__ col,                        \
+        const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,                 \
+        T *__restrict__ partial, T alpha, T beta) {                                            \
+        brc_spmv<T>(block_rows, b1, rep, block_info, dest, col, val, x, y, partial, alpha,     \
+                    beta);                                                                     \
+    }                                                                                          \
+    extern "C" __global__ void brc_scale_rows_##S(int n, const unsigned *__restrict__ rows,    \
+                                                  T *__restrict__ y, T beta) {                 \
+        brc_scale_rows<T>(n, rows, y, beta);                                                   \
+    }                                                                                          \
+    extern "C" __global__ void brc_ell_##S(int rows, int k, const int *__restrict__ col,       \
+                                           const T *__restrict__ val, const T *__restrict__ x, \
+                                           T *__restrict__ y, T alpha, T beta) {               \
+        brc_ell<T>(rows, k, col, val, x, y, alpha, beta);                                      \
+    }                                                                                          \
+    extern "C" __global__ void brc_reduce_##S(                                                 \
+        int n, const unsigned *__restrict__ rows, const unsigned *__restrict__ ptr,            \
+        const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta, int accumulate) {   \
+        brc_reduce<T>(n, rows, ptr, partial, y, alpha, beta, accumulate);                      \
+    }
+TESSERA_INSTANTIATE(BRC_ENTRY)

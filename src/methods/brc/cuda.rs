@@ -1,0 +1,499 @@
+//! BRC on the GPU: the host builds the format (format.rs), this file uploads it, chooses the
+//! parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at analyze,
+//! the paper's bounded search of §5) and launches `kernels/brc.cu`.
+//!
+//! One product is two launches at most, all on the caller's stream, no allocation, no sync:
+//! - pure BRC, atomic: `brc_scale_rows` over the split and empty rows (skipped when there are
+//!   none), then `brc_spmv`;
+//! - pure BRC, deterministic: `brc_spmv` (split rows' partials to a buffer allocated here),
+//!   then `brc_reduce` over the split and empty rows;
+//! - hybrid: `brc_ell` (every row), then `brc_spmv` (atomic adds, or partials + `brc_reduce`).
+//!
+//! Why a row list and not `GpuCsr::scale` over all of y before the atomics: the list moves
+//! 4 (index) + 16 (y read and write; 8 when beta = 0) bytes per split or empty row, while
+//! scaling all of y moves 16 per row and then forces every owned row to read y back as well
+//! (y += alpha*sum instead of y = alpha*sum + beta*y: 8-16 more per owned row). The list is
+//! never worse unless nearly every row is split (L > 0.89 rows), and then the difference is
+//! 4 bytes per row against the >= 12*64 bytes of matrix data such a row carries.
+
+use super::format::{self, Brc, Variant};
+use super::host::variant_for;
+use super::params::{self, Params};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::{
+    launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+};
+use crate::error::Result;
+use crate::methods::Request;
+use crate::scalar::Scalar;
+use crate::types::Tuning;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Threads per CTA of the row-list kernels and the ELL kernel.
+const ROW_BLOCK: u32 = 256;
+
+/// A candidate replaces the fixed rule only when at least 2% faster (noise).
+const MIN_GAIN: f64 = 0.02;
+
+/// The four entry points.
+struct Kernels {
+    spmv: Function,
+    scale_rows: Function,
+    ell: Function,
+    reduce: Function,
+}
+
+fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
+    let m = dev.module(&KernelSpec::new(&kernels::BRC, &[])?)?;
+    let s = suffix::<T>();
+    Ok(Kernels {
+        spmv: m.function(&format!("brc_spmv_{s}"))?,
+        scale_rows: m.function(&format!("brc_scale_rows_{s}"))?,
+        ell: m.function(&format!("brc_ell_{s}"))?,
+        reduce: m.function(&format!("brc_reduce_{s}"))?,
+    })
+}
+
+/// One format in device memory.
+struct OnDevice {
+    rows: usize,
+    ell_width: usize,
+    ell_slots: usize,
+    b1: usize,
+    block_rows: usize,
+    n_scale: usize,
+    n_fix: usize,
+    accumulate: bool,
+    deterministic: bool,
+    values: DeviceBuffer,
+    col: DeviceBuffer,
+    /// (block_offset, nnz_per_block) per block, interleaved: one 8-byte load per block row.
+    block_info: DeviceBuffer,
+    dest: DeviceBuffer,
+    scale_rows: DeviceBuffer,
+    fix_rows: DeviceBuffer,
+    fix_ptr: DeviceBuffer,
+    partial: DeviceBuffer,
+    value_slot: DeviceBuffer,
+    summary: String,
+}
+
+impl OnDevice {
+    fn upload<T: Scalar>(dev: &Arc<Device>, stream: Stream, f: &Brc<T>) -> Result<Self> {
+        let info: Vec<[u32; 2]> = f
+            .nnz_per_block
+            .iter()
+            .enumerate()
+            .map(|(b, &t)| [f.block_offset[b], t])
+            .collect();
+        let up = |v: &[u32], what: &str| DeviceBuffer::from_slice(dev, stream, v, what);
+        Ok(OnDevice {
+            rows: f.rows,
+            ell_width: f.ell_width,
+            ell_slots: f.ell_slots(),
+            b1: f.b1,
+            block_rows: f.block_rows(),
+            n_scale: f.scale_rows.len(),
+            n_fix: f.fix_rows.len(),
+            accumulate: f.accumulates(),
+            deterministic: f.variant == Variant::Deterministic,
+            values: DeviceBuffer::from_slice(dev, stream, &f.values, "BRC values")?,
+            col: DeviceBuffer::from_slice(dev, stream, &f.col, "BRC column indices")?,
+            block_info: DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?,
+            dest: up(&f.dest, "BRC block-row destinations")?,
+            scale_rows: up(&f.scale_rows, "BRC rows to scale")?,
+            fix_rows: up(&f.fix_rows, "BRC rows to reduce")?,
+            fix_ptr: up(&f.fix_ptr, "BRC partial ranges")?,
+            partial: DeviceBuffer::alloc(
+                dev,
+                f.partial_len() * std::mem::size_of::<T>(),
+                "BRC partial sums",
+            )?,
+            value_slot: up(&f.value_slot, "BRC value map")?,
+            summary: f.summary(),
+        })
+    }
+
+    /// Exact device bytes of this format.
+    fn bytes(&self) -> usize {
+        [
+            &self.values,
+            &self.col,
+            &self.block_info,
+            &self.dest,
+            &self.scale_rows,
+            &self.fix_rows,
+            &self.fix_ptr,
+            &self.partial,
+            &self.value_slot,
+        ]
+        .iter()
+        .map(|b| b.bytes())
+        .sum()
+    }
+
+    /// One product with `p`'s launch (`rep`, block size): see the module comment.
+    #[allow(clippy::too_many_arguments)]
+    fn run<T: Scalar>(
+        &self,
+        k: &Kernels,
+        dev: &Device,
+        p: Params,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let sz = std::mem::size_of::<T>() as u64;
+        let (vals, col) = (self.values.addr(), self.col.addr());
+        if self.ell_width > 0 {
+            let args = KernelArgs::new()
+                .push(self.rows as i32)
+                .push(self.ell_width as i32)
+                .push(col)
+                .push(vals)
+                .push(x)
+                .push(y)
+                .push(alpha)
+                .push(beta);
+            // SAFETY: brc_ell_<T>(int rows, int k, const int* col, const T* val, const T* x,
+            // T* y, T alpha, T beta): col/val hold rows*k ELL slots first (format.rs); x holds
+            // cols and y rows values (checked by the caller); one thread per row.
+            unsafe {
+                launch(
+                    dev,
+                    &k.ell,
+                    self.rows.div_ceil(ROW_BLOCK as usize),
+                    ROW_BLOCK,
+                    stream,
+                    args,
+                )?
+            };
+        } else if !self.deterministic && self.n_scale > 0 {
+            let args = KernelArgs::new()
+                .push(self.n_scale as i32)
+                .push(self.scale_rows.addr())
+                .push(y)
+                .push(beta);
+            // SAFETY: brc_scale_rows_<T>(int n, const unsigned* rows, T* y, T beta): rows holds
+            // n row indices < rows; y holds rows values.
+            unsafe {
+                launch(
+                    dev,
+                    &k.scale_rows,
+                    self.n_scale.div_ceil(ROW_BLOCK as usize),
+                    ROW_BLOCK,
+                    stream,
+                    args,
+                )?
+            };
+        }
+        if self.block_rows > 0 {
+            let partial = if self.deterministic {
+                self.partial.addr()
+            } else {
+                0
+            };
+            let off = self.ell_slots as u64;
+            let args = KernelArgs::new()
+                .push(self.block_rows as i64)
+                .push(self.b1 as i32)
+                .push(p.rep as i32)
+                .push(self.block_info.addr())
+                .push(self.dest.addr())
+                .push(col + 4 * off)
+                .push(vals + sz * off)
+                .push(x)
+                .push(y)
+                .push(partial)
+                .push(alpha)
+                .push(beta);
+            // SAFETY: brc_spmv_<T>(long long block_rows, int b1, int rep, const uint2*
+            // block_info, const unsigned* dest, const int* col, const T* val, const T* x, T* y,
+            // T* partial, T alpha, T beta): block_info has block_rows/b1 entries whose slots lie
+            // in the BRC part (col/val past the ELL slots); dest has block_rows entries naming
+            // rows < rows or partial indices < partial_len (partial allocated here when
+            // deterministic, NULL otherwise); x/y checked by the caller.
+            unsafe {
+                launch(
+                    dev,
+                    &k.spmv,
+                    p.grid_size(self.block_rows),
+                    p.block_size,
+                    stream,
+                    args,
+                )?
+            };
+        }
+        if self.deterministic && self.n_fix > 0 {
+            let args = KernelArgs::new()
+                .push(self.n_fix as i32)
+                .push(self.fix_rows.addr())
+                .push(self.fix_ptr.addr())
+                .push(self.partial.addr())
+                .push(y)
+                .push(alpha)
+                .push(beta)
+                .push(self.accumulate as i32);
+            // SAFETY: brc_reduce_<T>(int n, const unsigned* rows, const unsigned* ptr, const T*
+            // partial, T* y, T alpha, T beta, int accumulate): rows has n entries < rows, ptr
+            // n+1 non-decreasing entries <= partial_len, partial was written by brc_spmv above
+            // (same stream).
+            unsafe {
+                launch(
+                    dev,
+                    &k.reduce,
+                    self.n_fix.div_ceil(ROW_BLOCK as usize),
+                    ROW_BLOCK,
+                    stream,
+                    args,
+                )?
+            };
+        }
+        Ok(())
+    }
+}
+
+/// BRC ready to run on a device.
+pub struct BrcGpu<T> {
+    kernels: Kernels,
+    on: OnDevice,
+    params: Params,
+    dev: Arc<Device>,
+    text: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for BrcGpu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BrcGpu({})", self.text)
+    }
+}
+
+fn build_and_upload<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    req: &Request<'_, T>,
+    p: Params,
+) -> Result<OnDevice> {
+    let f = format::build(
+        req.csr,
+        p.b1 as usize,
+        p.b2 as usize,
+        p.ell_width as usize,
+        variant_for(req.deterministic),
+    )?;
+    OnDevice::upload(dev, stream, &f)
+}
+
+impl<T: Scalar> BrcGpu<T> {
+    /// Chooses the parameters (fixed rule, or by timing with `req.tuning`), builds the format
+    /// on the host in the requested variant and uploads it.
+    pub fn prepare(
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        let kernels = load::<T>(dev)?;
+        let sm = dev.sm_count();
+        let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
+        let (params, on, how) = match req.tuning {
+            Tuning::None => {
+                let on = build_and_upload(dev, stream, req, rule.params)?;
+                (rule.params, on, format!("{}; {sm} SMs", rule.why))
+            }
+            Tuning::Quick | Tuning::Exhaustive | Tuning::Online => {
+                let cands = params::candidates(
+                    req.csr.row_ptr(),
+                    req.stats,
+                    sm,
+                    req.tuning == Tuning::Exhaustive,
+                );
+                let (p, on, text) = Self::tune(dev, stream, req, &kernels, &cands)?;
+                let online = if req.tuning == Tuning::Online {
+                    " (ONLINE is treated as QUICK: BRC tunes at analyze)"
+                } else {
+                    ""
+                };
+                (p, on, format!("{}; {text}{online}", rule.why))
+            }
+        };
+        let text = format!("{params} {}; {how}", on.summary);
+        Ok(BrcGpu {
+            kernels,
+            on,
+            params,
+            dev: dev.clone(),
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// Explicit parameters (tests: shapes the fixed rule never picks, such as the paper's
+    /// B1 = 3), in the variant `req` asks for; `why` goes into `describe()`.
+    pub fn with_params(
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+        params: Params,
+        why: &str,
+    ) -> Result<Self> {
+        if !params.is_valid() {
+            return Err(crate::error::Error::InvalidValue(format!(
+                "invalid BRC parameters {params}"
+            )));
+        }
+        let kernels = load::<T>(dev)?;
+        let on = build_and_upload(dev, stream, req, params)?;
+        let text = format!("{params} {}; {why}", on.summary);
+        Ok(BrcGpu {
+            kernels,
+            on,
+            params,
+            dev: dev.clone(),
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// QUICK/EXHAUSTIVE: builds each distinct format of the candidates once, times every
+    /// candidate's launch on it with scratch vectors (freed on return) and keeps the fastest
+    /// unless it beats the fixed rule (candidate 0) by less than 2%.
+    fn tune(
+        dev: &Arc<Device>,
+        stream: Stream,
+        req: &Request<'_, T>,
+        k: &Kernels,
+        cands: &[Params],
+    ) -> Result<(Params, OnDevice, String)> {
+        let stats = req.stats;
+        let first = build_and_upload(dev, stream, req, cands[0])?;
+        if stats.rows == 0 || stats.nnz == 0 {
+            return Ok((cands[0], first, "nothing to time on an empty matrix".into()));
+        }
+        let x: Vec<T> = (0..stats.cols)
+            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+            .collect();
+        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
+        let dy = DeviceBuffer::alloc(
+            dev,
+            stats.rows * std::mem::size_of::<T>(),
+            "tuning scratch y",
+        )?;
+        let ev = (Event::new(dev)?, Event::new(dev)?);
+        let time = |on: &OnDevice, p: Params, reps: u32| -> Result<f64> {
+            on.run(k, dev, p, stream, T::ONE, dx.addr(), T::ZERO, dy.addr())?;
+            ev.0.record(stream)?;
+            for _ in 0..reps {
+                on.run(k, dev, p, stream, T::ONE, dx.addr(), T::ZERO, dy.addr())?;
+            }
+            ev.1.record(stream)?;
+            ev.1.synchronize()?;
+            Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
+        };
+        let one = time(&first, cands[0], 1)?;
+        // Batches of about 0.2 ms, between 2 and 50 calls.
+        let reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+        let fixed_ms = time(&first, cands[0], reps)?;
+        let (mut best, mut best_ms, mut best_on) = (cands[0], fixed_ms, first);
+        let mut formats = 1;
+        let mut keys: Vec<(u32, u32, u32)> = Vec::new();
+        for c in cands {
+            if !keys.contains(&c.format_key()) {
+                keys.push(c.format_key());
+            }
+        }
+        for key in keys {
+            let group: Vec<Params> = cands
+                .iter()
+                .copied()
+                .filter(|c| c.format_key() == key && *c != cands[0])
+                .collect();
+            if group.is_empty() {
+                continue;
+            }
+            // The best format so far is already on the device; any other is built for the
+            // group, kept if one of its launches wins, freed otherwise.
+            let fresh = if key == best.format_key() {
+                None
+            } else {
+                formats += 1;
+                Some(build_and_upload(dev, stream, req, group[0])?)
+            };
+            let on = fresh.as_ref().unwrap_or(&best_on);
+            let mut winner = None;
+            for p in group {
+                let ms = time(on, p, reps)?;
+                if ms < best_ms * (1.0 - MIN_GAIN) {
+                    best_ms = ms;
+                    winner = Some(p);
+                }
+            }
+            if let Some(p) = winner {
+                best = p;
+                if let Some(on) = fresh {
+                    best_on = on;
+                }
+            }
+        }
+        synchronize(dev, stream)?;
+        Ok((
+            best,
+            best_on,
+            format!(
+                "tuned: {} candidates on {formats} formats timed on the device, best {best_ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms",
+                cands.len(),
+                cands[0]
+            ),
+        ))
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> Params {
+        self.params
+    }
+}
+
+impl<T: Scalar> crate::methods::GpuMethod<T> for BrcGpu<T> {
+    fn spmv(
+        &self,
+        _csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        self.on.run(
+            &self.kernels,
+            &self.dev,
+            self.params,
+            stream,
+            alpha,
+            x,
+            beta,
+            y,
+        )
+    }
+
+    fn refresh_values(&self, csr: &GpuCsr<T>, stream: Stream) -> Result<()> {
+        csr.scatter_values_into(stream, &self.on.value_slot, &self.on.values)
+    }
+
+    fn device_bytes(&self) -> usize {
+        self.on.bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    fn deterministic(&self) -> bool {
+        self.on.deterministic
+    }
+}

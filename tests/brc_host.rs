@@ -1,0 +1,137 @@
+//! BRC on the host backend, end to end through the safe Rust API: every shared matrix and the
+//! generated edge cases, plus BRC's own (sigma > mu: the coarsening path; one dense row; rows
+//! all of one length: the ELL-only hybrid; empty rows), in f32 and f64, both operations, the
+//! alpha/beta cases and update_values, in the atomic and the deterministic variant.
+
+mod common;
+
+use common::products::{check_method, shared_matrix_files, x_for, EDGE_CASES};
+use tessera::{Algorithm, BackendKind, Handle, Matrix, Operation, Tuning};
+
+fn host() -> Handle {
+    Handle::with_backend(BackendKind::Host, 0).unwrap()
+}
+
+fn deterministic_host() -> Handle {
+    let mut h = host();
+    h.set_deterministic(true);
+    h
+}
+
+/// BRC's own cases: (spec, what the fixed rule must have chosen, as text in info.params).
+const BRC_CASES: &[(&str, &str)] = &[
+    // sigma > mu: hub rows; 2^14 rows on the host's 14 SMs gives a grid with more than a wave.
+    ("gen:powerlaw:14,8,2", "hybrid=off"),
+    ("gen:circuit:20000,5,20,3000,4", "hybrid=off"),
+    // One dense row in a sea of short ones (arrow-like).
+    ("gen:onerow:6000,6000,6000", "hybrid=off"),
+    // Every row the same length, >= 4096 rows: the HYB width is that length, ELL takes it all.
+    ("gen:uniform:6000,9,3", "hybrid=ELL(k=9)+BRC"),
+    // Low deviation with a tail: ELL for the common part, BRC for the rest.
+    ("gen:lap3d7:20", "hybrid=ELL(k=7)+BRC"),
+    // Half the rows empty.
+    ("gen:emptyrows:5000,6,4", "blocks="),
+    // Under 4096 rows: HYB width 0, pure BRC even with equal rows.
+    ("gen:dense:40,300", "hybrid=off"),
+];
+
+#[test]
+fn brc_matches_the_f64_product_on_every_shared_matrix_on_the_host_backend() {
+    let Some(files) = shared_matrix_files() else {
+        return;
+    };
+    let h = host();
+    for f in &files {
+        let (name, a) = tessera::io::load(f.to_str().unwrap()).unwrap();
+        check_method(&h, &name, &a, Algorithm::Brc, Tuning::None);
+    }
+}
+
+#[test]
+fn brc_matches_the_f64_product_on_the_edge_cases_on_the_host_backend() {
+    for h in [host(), deterministic_host()] {
+        for spec in EDGE_CASES {
+            let (name, a) = tessera::io::load(spec).unwrap();
+            check_method(&h, &name, &a, Algorithm::Brc, Tuning::None);
+        }
+    }
+}
+
+#[test]
+fn brc_fixed_rule_paths_coarsening_dense_row_ell_only_and_empty_rows_match_the_f64_product() {
+    for h in [host(), deterministic_host()] {
+        for (spec, chosen) in BRC_CASES {
+            let (name, a) = tessera::io::load(spec).unwrap();
+            check_method(&h, &name, &a, Algorithm::Brc, Tuning::None);
+            let mut m = Matrix::from_csr(&h, a.clone());
+            m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
+            let info = m.info();
+            assert!(info.params.contains(chosen), "{name}: {}", info.params);
+            assert!(info.params.contains("padding="), "{}", info.params);
+            assert_eq!(info.deterministic, h.deterministic(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn brc_coarsens_on_a_large_power_law_matrix_with_the_paper_sm_count() {
+    // 2^17 rows, sigma > mu: the fixed rule takes rep > 1 on the host's 14 SMs (> 2 waves).
+    let (name, a) = tessera::io::load("gen:powerlaw:17,8,7").unwrap();
+    let s = a.stats();
+    assert!(
+        s.std_dev > s.mean,
+        "{name}: sigma {} mu {}",
+        s.std_dev,
+        s.mean
+    );
+    let h = host();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
+    let params = m.info().params;
+    assert!(!params.contains("rep=1 "), "{params}");
+    let x = x_for(a.cols(), 1);
+    let mut y = vec![f64::NAN; a.rows()];
+    m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+        .unwrap();
+    let mut want = vec![0.0; a.rows()];
+    a.spmv_f64(Operation::NonTranspose, 1.0, &x, 0.0, &mut want);
+    let scale = a.abs_product_f64(Operation::NonTranspose, &x);
+    for i in 0..a.rows() {
+        assert!(
+            (y[i] - want[i]).abs() <= 1e-12 * (1.0 + scale[i]),
+            "row {i}"
+        );
+    }
+}
+
+#[test]
+fn brc_tuning_requests_keep_the_fixed_rule_on_the_host_and_say_so() {
+    let (name, a) = tessera::io::load("gen:powerlaw:10,6,1").unwrap();
+    let h = host();
+    for tuning in [Tuning::Quick, Tuning::Exhaustive, Tuning::Online] {
+        check_method(&h, &name, &a, Algorithm::Brc, tuning);
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze(&h, Algorithm::Brc, tuning).unwrap();
+        assert!(m
+            .info()
+            .params
+            .contains("host backend keeps the fixed rule"));
+    }
+}
+
+#[test]
+fn brc_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
+    let (_, a) = tessera::io::load("gen:powerlaw:12,8,3").unwrap();
+    let h = deterministic_host();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
+    assert!(m.info().deterministic);
+    let x = x_for(a.cols(), 9);
+    let mut y1 = x_for(a.rows(), 2);
+    let mut y2 = y1.clone();
+    m.spmv(&h, Operation::NonTranspose, 1.5, &x, -0.25, &mut y1)
+        .unwrap();
+    m.spmv(&h, Operation::NonTranspose, 1.5, &x, -0.25, &mut y2)
+        .unwrap();
+    assert!(y1.iter().zip(&y2).all(|(a, b)| a.to_bits() == b.to_bits()));
+}

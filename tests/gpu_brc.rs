@@ -1,0 +1,277 @@
+//! BRC on a real GPU: every shared matrix and the generated edge cases against the f64 product
+//! (f32/f64, both operations, alpha/beta cases with NaN in y for beta = 0, update_values from
+//! host and device memory), BRC's own paths (coarsening, one dense row, ELL-only hybrid, empty
+//! rows) in the atomic and the deterministic variant, the kernels against the host reference
+//! for explicit shapes (the paper's B1 = 3 example, B1 = 64, rep = 3, the hybrid), QUICK and
+//! EXHAUSTIVE tuning, and the deterministic variant's bitwise reproducibility. Without a GPU
+//! every test prints one "skipped: no CUDA device" line and returns.
+
+mod common;
+
+use common::products::{assert_product, check_method, shared_matrix_files, x_for, EDGE_CASES};
+use tessera::backend::cuda::csr::GpuCsr;
+use tessera::backend::cuda::DeviceVec;
+use tessera::methods::brc::format::{self, Variant};
+use tessera::methods::brc::{cuda::BrcGpu, reference, Params};
+use tessera::methods::{csr_vector, GpuMethod, Request};
+use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Status, Tuning};
+
+fn gpu() -> Option<Handle> {
+    match Handle::with_backend(BackendKind::Cuda, 0) {
+        Ok(h) => Some(h),
+        Err(e) if e.status() == Status::NoDevice => {
+            println!("skipped: no CUDA device ({})", e.detail());
+            None
+        }
+        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
+    }
+}
+
+/// A plain and a deterministic handle.
+fn gpus() -> Option<[Handle; 2]> {
+    let h = gpu()?;
+    let mut d = gpu()?;
+    d.set_deterministic(true);
+    Some([h, d])
+}
+
+/// BRC's own cases (the same as tests/brc_host.rs): sigma > mu, one dense row, rows all of one
+/// length (ELL-only hybrid), a low-deviation stencil (hybrid), half the rows empty, a small
+/// dense block (pure BRC). (`rep` > 1 is covered with explicit shapes below: the fixed rule
+/// coarsens only when the grid holds several waves of 132 SMs' warps.)
+const BRC_CASES: &[&str] = &[
+    "gen:powerlaw:14,8,2",
+    "gen:circuit:20000,5,20,3000,4",
+    "gen:onerow:6000,6000,6000",
+    "gen:uniform:6000,9,3",
+    "gen:lap3d7:20",
+    "gen:emptyrows:5000,6,4",
+    "gen:dense:40,300",
+];
+
+#[test]
+fn brc_gpu_matches_the_f64_product_on_every_shared_matrix() {
+    let Some(h) = gpu() else { return };
+    let Some(files) = shared_matrix_files() else {
+        return;
+    };
+    for f in &files {
+        let (name, a) = tessera::io::load(f.to_str().unwrap()).unwrap();
+        check_method(&h, &name, &a, Algorithm::Brc, Tuning::None);
+    }
+}
+
+#[test]
+fn brc_gpu_edge_cases_and_brc_paths_match_the_f64_product_in_both_variants() {
+    let Some(hs) = gpus() else { return };
+    for h in &hs {
+        for spec in EDGE_CASES.iter().chain(BRC_CASES) {
+            let (name, a) = tessera::io::load(spec).unwrap();
+            check_method(h, &name, &a, Algorithm::Brc, Tuning::None);
+            let mut m = Matrix::from_csr(h, a.clone());
+            m.analyze(h, Algorithm::Brc, Tuning::None).unwrap();
+            let info = m.info();
+            assert_eq!(info.deterministic, h.deterministic(), "{name}");
+            assert!(info.params.contains("padding="), "{}", info.params);
+            assert!(info.device_bytes > 0 || a.rows() == 0, "{name}");
+        }
+    }
+}
+
+/// The paper's example (Eq. 1) with A..J = 1..10.
+fn paper_matrix() -> Csr<f64> {
+    let t: Vec<(usize, usize, f64)> = [
+        (0, 1),
+        (0, 3),
+        (1, 2),
+        (1, 4),
+        (2, 0),
+        (2, 1),
+        (2, 2),
+        (2, 4),
+        (2, 5),
+        (3, 3),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(r, c))| (r, c, i as f64 + 1.0))
+    .collect();
+    Csr::from_triplets(4, 6, &t).unwrap()
+}
+
+/// The kernels with explicit parameters against the host reference over the same arrays and
+/// against the f64 product.
+fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params) {
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let a = a64.convert::<T>();
+    let stats = a.stats();
+    let csr = GpuCsr::upload(
+        dev,
+        stream,
+        &a,
+        csr_vector::params::fixed_rule(&stats, dev.sm_count()),
+    )
+    .unwrap();
+    let req = Request {
+        csr: &a,
+        stats: &stats,
+        tuning: Tuning::None,
+        deterministic: h.deterministic(),
+    };
+    let m = BrcGpu::with_params(dev, stream, &csr, &req, p, "test").unwrap();
+    let variant = if h.deterministic() {
+        Variant::Deterministic
+    } else {
+        Variant::Atomic
+    };
+    let f = format::build(
+        &a,
+        p.b1 as usize,
+        p.b2 as usize,
+        p.ell_width as usize,
+        variant,
+    )
+    .unwrap();
+    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
+    let a_seen = a.convert::<f64>();
+    for (alpha, beta) in [(1.0, 0.0), (-2.0, 0.5)] {
+        let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
+        let start = if beta == 0.0 {
+            vec![T::from_f64(f64::NAN); a.rows()]
+        } else {
+            y0.clone()
+        };
+        let dx = DeviceVec::from_slice(dev, &x).unwrap();
+        let dy = DeviceVec::from_slice(dev, &start).unwrap();
+        m.spmv(
+            &csr,
+            stream,
+            T::from_f64(alpha),
+            dx.addr(),
+            T::from_f64(beta),
+            dy.addr(),
+        )
+        .unwrap();
+        let y_gpu = dy.to_vec(stream).unwrap();
+        let mut y_ref = start.clone();
+        reference::spmv(
+            &f,
+            p.rep,
+            p.block_size,
+            T::from_f64(alpha),
+            &x,
+            T::from_f64(beta),
+            &mut y_ref,
+        );
+        let what = format!("{name} {p} deterministic={}", h.deterministic());
+        assert_product(
+            &format!("{what} (GPU)"),
+            &a_seen,
+            Operation::NonTranspose,
+            alpha,
+            &x,
+            beta,
+            &y0,
+            &y_gpu,
+        );
+        assert_product(
+            &format!("{what} (reference)"),
+            &a_seen,
+            Operation::NonTranspose,
+            alpha,
+            &x,
+            beta,
+            &y0,
+            &y_ref,
+        );
+    }
+    assert_eq!(m.deterministic(), h.deterministic());
+}
+
+#[test]
+fn brc_gpu_kernels_match_the_host_reference_for_explicit_edge_shapes() {
+    let Some(hs) = gpus() else { return };
+    let p = |b1, b2, rep, ell_width| Params {
+        b1,
+        b2,
+        rep,
+        ell_width,
+        block_size: 128,
+    };
+    let (_, pl) = tessera::io::load("gen:powerlaw:13,8,5").unwrap();
+    let (_, st) = tessera::io::load("gen:lap3d7:18").unwrap();
+    let cases: Vec<(&str, Csr<f64>, Params)> = vec![
+        ("paper Figure 2-b", paper_matrix(), p(3, 4, 1, 0)),
+        ("paper Figure 2-a", paper_matrix(), p(3, 100, 1, 0)),
+        ("paper, hybrid", paper_matrix(), p(3, 2, 2, 1)),
+        ("power-law B2=1", pl.clone(), p(32, 1, 1, 0)),
+        ("power-law rep=3", pl.clone(), p(32, 16, 3, 0)),
+        ("power-law B1=64", pl.clone(), p(64, 24, 2, 0)),
+        ("power-law B1=5", pl.clone(), p(5, 7, 1, 0)),
+        ("power-law hybrid", pl, p(32, 8, 2, 2)),
+        ("stencil ELL only", st.clone(), p(32, 8, 1, 7)),
+        ("stencil hybrid k=5", st, p(32, 2, 1, 5)),
+    ];
+    for h in &hs {
+        for (name, a, params) in &cases {
+            gpu_vs_reference::<f64>(h, name, a, *params);
+            gpu_vs_reference::<f32>(h, name, a, *params);
+        }
+    }
+}
+
+#[test]
+fn brc_gpu_quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_product() {
+    let Some(hs) = gpus() else { return };
+    for h in &hs {
+        for spec in [
+            "gen:powerlaw:14,8,2",
+            "gen:lap3d7:24",
+            "gen:uniform:6000,9,3",
+        ] {
+            let (name, a) = tessera::io::load(spec).unwrap();
+            check_method(h, &name, &a, Algorithm::Brc, Tuning::Quick);
+            let mut m = Matrix::from_csr(h, a.clone());
+            m.analyze(h, Algorithm::Brc, Tuning::Quick).unwrap();
+            let params = m.info().params;
+            assert!(
+                params.contains("timed on the device") || params.contains("empty"),
+                "{params}"
+            );
+        }
+        let (name, a) = tessera::io::load("gen:circuit:20000,5,20,3000,4").unwrap();
+        check_method(h, &name, &a, Algorithm::Brc, Tuning::Exhaustive);
+    }
+}
+
+#[test]
+fn brc_gpu_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
+    let Some([plain, h]) = gpus() else { return };
+    // Split rows (hubs longer than B2) everywhere: the atomic variant would add in any order.
+    let (_, a) = tessera::io::load("gen:powerlaw:18,8,3").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
+    let info = m.info();
+    assert!(info.deterministic, "{}", info.params);
+    assert!(!info.params.contains("split_rows=0,"), "{}", info.params);
+    let x = x_for(a.cols(), 9);
+    let y0 = x_for(a.rows(), 2);
+    let mut first: Option<Vec<f64>> = None;
+    for _ in 0..5 {
+        let mut y = y0.clone();
+        m.spmv(&h, Operation::NonTranspose, 1.5, &x, -0.25, &mut y)
+            .unwrap();
+        match &first {
+            None => first = Some(y),
+            Some(f) => assert!(
+                f.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "two runs of the deterministic variant differ"
+            ),
+        }
+    }
+    // The plain handle's analysis says it is not deterministic.
+    let mut m = Matrix::from_csr(&plain, a);
+    m.analyze(&plain, Algorithm::Brc, Tuning::None).unwrap();
+    assert!(!m.info().deterministic);
+}
