@@ -1,5 +1,6 @@
-//! AUTO: which method runs a matrix. Only CSR_VECTOR exists in this version, so AUTO chooses it;
-//! the other methods are accepted by the API and answer NOT_SUPPORTED until their issue lands.
+//! AUTO: which method runs a matrix. AUTO chooses CSR_VECTOR in this version; BCCOO runs when
+//! asked for by name; the other methods are accepted by the API and answer NOT_SUPPORTED until
+//! their issue lands.
 #![forbid(unsafe_code)]
 
 use crate::csr::RowStats;
@@ -8,7 +9,7 @@ use crate::types::Algorithm;
 
 /// True for methods this build can run.
 pub fn implemented(alg: Algorithm) -> bool {
-    matches!(alg, Algorithm::CsrVector)
+    matches!(alg, Algorithm::CsrVector | Algorithm::Bccoo)
 }
 
 /// Resolves the requested algorithm for a matrix with these statistics. `deterministic`

@@ -10,6 +10,7 @@
 // reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
 
+pub mod bccoo;
 pub mod csr_vector;
 pub mod transpose;
 
@@ -127,6 +128,7 @@ pub fn prepare_host<T: Scalar>(
 ) -> Result<Box<dyn HostMethod<T>>> {
     match alg {
         Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
+        Algorithm::Bccoo => Ok(Box::new(bccoo::host::BccooHost::new(req)?)),
         a => Err(not_implemented(a)),
     }
 }
@@ -143,6 +145,9 @@ pub fn prepare_gpu<T: Scalar>(
     match alg {
         Algorithm::CsrVector => Ok(Box::new(csr_vector::cuda::CsrVectorGpu::prepare(
             dev, stream, csr, req.stats, req.tuning,
+        )?)),
+        Algorithm::Bccoo => Ok(Box::new(bccoo::cuda::BccooGpu::prepare(
+            dev, stream, req.csr, csr, req.tuning,
         )?)),
         a => Err(not_implemented(a)),
     }
