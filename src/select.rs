@@ -9,7 +9,12 @@ use crate::error::{Error, Result};
 use crate::types::Algorithm;
 
 /// Methods this build can run, in the order AUTO tries them.
-pub const IMPLEMENTED: &[Algorithm] = &[Algorithm::CsrVector, Algorithm::Hola, Algorithm::Brc];
+pub const IMPLEMENTED: &[Algorithm] = &[
+    Algorithm::CsrVector,
+    Algorithm::Hola,
+    Algorithm::Bccoo,
+    Algorithm::Brc,
+];
 
 /// True for methods this build can run.
 pub fn implemented(alg: Algorithm) -> bool {

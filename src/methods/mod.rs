@@ -10,6 +10,7 @@
 // reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
 
+pub mod bccoo;
 pub mod brc;
 pub mod csr_vector;
 pub mod hola;
@@ -131,6 +132,7 @@ pub fn prepare_host<T: Scalar>(
         Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
         Algorithm::Hola => Ok(Box::new(hola::host::HolaHost::new(req))),
         Algorithm::Brc => Ok(Box::new(brc::host::BrcHost::new(req)?)),
+        Algorithm::Bccoo => Ok(Box::new(bccoo::host::BccooHost::new(req)?)),
         a => Err(not_implemented(a)),
     }
 }
@@ -152,6 +154,9 @@ pub fn prepare_gpu<T: Scalar>(
             dev, stream, csr, req,
         )?)),
         Algorithm::Brc => Ok(Box::new(brc::cuda::BrcGpu::prepare(dev, stream, csr, req)?)),
+        Algorithm::Bccoo => Ok(Box::new(bccoo::cuda::BccooGpu::prepare(
+            dev, stream, req.csr, csr, req.tuning,
+        )?)),
         a => Err(not_implemented(a)),
     }
 }

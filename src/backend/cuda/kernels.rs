@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
+use crate::methods::bccoo::params::{BH_VALUES, BW_VALUES};
 use crate::methods::csr_vector::params::COOP_VALUES;
 use crate::methods::hola::params as hola;
 
@@ -41,6 +42,15 @@ pub const HOLA: KernelFile = KernelFile {
     ],
 };
 
+/// BCCOO's SpMV and BCCOO+'s combine kernel (yaSpMV): block width and height are
+/// compile-time (the per-thread register arrays); the workgroup size and the rest of Table 1
+/// are launch arguments (`methods::bccoo::params`).
+pub const BCCOO: KernelFile = KernelFile {
+    name: "bccoo.cu",
+    source: include_str!("../../../kernels/bccoo.cu"),
+    defines: &[("BCCOO_BW", BW_VALUES), ("BCCOO_BH", BH_VALUES)],
+};
+
 /// The atomic transpose product over CSR (every method's TRANSPOSE path).
 pub const TRANSPOSE: KernelFile = KernelFile {
     name: "transpose.cu",
@@ -64,7 +74,7 @@ pub const BRC: KernelFile = KernelFile {
 };
 
 /// Every kernel file.
-pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BRC, &TRANSPOSE, &UTIL];
+pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BCCOO, &BRC, &TRANSPOSE, &UTIL];
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -184,7 +194,9 @@ mod tests {
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
         let all = all_specs();
-        assert_eq!(all.len(), 6 + 12 + 1 + 6 + 1);
+        assert_eq!(all.len(), 6 + 12 + 12 + 1 + 6 + 1);
+        assert!(KernelSpec::new(&BCCOO, &[4, 3]).is_ok());
+        assert!(KernelSpec::new(&BCCOO, &[3, 3]).is_err());
         assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());
         assert!(KernelSpec::new(&CSR_VECTOR, &[]).is_err());
         let s = KernelSpec::new(&CSR_VECTOR, &[8]).unwrap();

@@ -926,7 +926,7 @@ impl Drop for Event {
 }
 
 /// The most arguments a tessera kernel takes.
-const MAX_KERNEL_ARGS: usize = 12;
+const MAX_KERNEL_ARGS: usize = 16;
 
 /// A kernel's arguments by value, in the order of the `.cu` signature, without allocating (the
 /// launch is on spmv's path): each argument — `int`, `long long`, a pointer, `float` or
@@ -971,9 +971,36 @@ pub(crate) unsafe fn launch(
     grid: usize,
     block: u32,
     stream: Stream,
+    args: KernelArgs,
+) -> Result<()> {
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe { launch_shared(dev, f, grid, block, 0, stream, args) }
+}
+
+/// The most dynamic shared memory a launch may ask for without opting in per function
+/// (`cuFuncSetAttribute`): 48 KiB on every architecture tessera runs on.
+pub(crate) const MAX_DYNAMIC_SHARED: u32 = 48 * 1024;
+
+/// [`launch`] with `shared_bytes` of dynamic shared memory (`extern __shared__`) per block.
+///
+/// # Safety
+/// As [`launch`]; the kernel must not use more dynamic shared memory than `shared_bytes`.
+pub(crate) unsafe fn launch_shared(
+    dev: &Device,
+    f: &Function,
+    grid: usize,
+    block: u32,
+    shared_bytes: u32,
+    stream: Stream,
     mut args: KernelArgs,
 ) -> Result<()> {
     dev.check_launch(&f.name, grid, block)?;
+    if shared_bytes > MAX_DYNAMIC_SHARED {
+        return Err(Error::Internal(format!(
+            "{}: {shared_bytes} bytes of dynamic shared memory exceed {MAX_DYNAMIC_SHARED}",
+            f.name
+        )));
+    }
     let mut params = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_ARGS];
     for (i, p) in params.iter_mut().enumerate().take(args.n) {
         *p = args.slots[i..].as_mut_ptr().cast();
@@ -981,7 +1008,7 @@ pub(crate) unsafe fn launch(
     let _g = dev.enter()?;
     // SAFETY: f is a live function of a loaded module; each params entry points at a slot of
     // `args`, alive until the call returns (the driver copies the values); the argument
-    // contract is the caller's.
+    // contract and the shared-memory size are the caller's.
     let r = unsafe {
         sys::cuLaunchKernel(
             f.f,
@@ -991,7 +1018,7 @@ pub(crate) unsafe fn launch(
             block,
             1,
             1,
-            0,
+            shared_bytes,
             stream.raw(),
             params.as_mut_ptr(),
             std::ptr::null_mut(),

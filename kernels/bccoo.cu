@@ -1,0 +1,445 @@
+// bccoo.cu — yaSpMV's BCCOO / BCCOO+ SpMV (Yan, Li, Zhang, Zhou, PPoPP'14), §3: the
+// matrix-based segmented sum with adjacent synchronisation, in one kernel (plus the combine
+// kernel of BCCOO+, §2.3). The format is built by the host (src/methods/bccoo/format.rs, which
+// documents every array); src/methods/bccoo/reference.rs runs the same steps on the host.
+//
+// Work split (§3.2.1, Figure 8): the blocks are cut into workgroup-level tiles of
+// WG x tile blocks, one per thread block, and each of those into thread-level tiles of
+// `tile` consecutive blocks. A thread block takes its *logical* id from an atomic counter
+// (§3.2.4: "workgroups can get such 'logic' workgroup ids from global memory using atomic
+// fetch-and-add"), so that it only ever waits for a thread block that started before it and is
+// therefore resident: no deadlock whatever order the hardware dispatches blocks in. The last
+// logical block resets the counter for the next call (all ids have been taken by then).
+//
+// Each thread (§3.2.2, step 1): reads its bit-flag words (u8/u16/u32; one load per 8/16/32
+// blocks), and for each block its column (u16, u32, or an i16 delta with -1 = read the u32
+// array), bw values of x (read-only path, "texture memory": always on, §4) and bh x bw values
+// (warp-transposed offline, so each load of a warp is 32 consecutive entries), and keeps a
+// sequential segmented sum: at a row stop (flag 0) the sum is a block row's result — held in
+// registers if it is the thread's first stop (the row may have started in earlier threads),
+// emitted at once otherwise.
+//   - strategy 1 (registers): the thread writes the result to y itself;
+//   - strategy 2 (result cache): the result goes to a shared-memory cache of CACHE x WG
+//     entries indexed from the workgroup's first result entry (§2.4), or to y past its end;
+//     the cache is written to y coalesced at the end.
+// (Strategy 1's intermediate_sums array of §3.2.2 would only hold these same results until
+// the scan is done; we keep just the first, so Reg_size/ShM_size reduce to the tile size.)
+//
+// Step 2: the last partial sums (sum after the thread's last stop, or of its whole tile) go
+// through a parallel segmented scan over the workgroup whose start flags are "my tile has a
+// stop": a Hillis-Steele scan per warp with shuffles, the warp totals scanned by warp 0, then
+// combined. It is skipped when the host marked every tile of the workgroup as having a stop
+// (§2.4's check; the scan would be the identity).
+//
+// Step 3 (§3.2.4, adjacent synchronisation): a workgroup whose first block continues a block
+// row of the previous one (WAIT) takes that workgroup's carry from Grp_sum; one whose last
+// block does not end its block row (PUBLISH) publishes its own carry — at once if it has a row
+// stop (the carry does not depend on the previous one), else after adding the carry it got.
+// Hand-off: value stores, __threadfence(), then the flag (volatile); the reader spins on the
+// volatile flag, __threadfence(), reads the value, and clears the flag (each flag is set once
+// and cleared once per call, so the next call finds them all zero without any reset pass).
+//
+// Step 4: each thread's first stop adds the scanned sum of the threads before it (and the
+// carry when no thread before it in the workgroup has a stop) and is emitted; strategy 2 then
+// writes the cache to y.
+//
+// No float atomics, a fixed order for every addition: the product is bitwise reproducible run to
+// run. BLAS semantics: y = alpha*A*x + beta*y; beta == 0 never reads y. Every row of y is
+// written exactly once (an empty block row has one zero block, format.rs).
+//
+// Concurrency: the counter, flags and Grp_sum (and BCCOO+'s temporary buffer) are one slot of
+// a small per-matrix ring; the host gives each call the next slot (src/methods/bccoo/cuda.rs),
+// so products of one matrix running at the same time on different streams do not share them.
+//
+// Defines: BCCOO_BW (block width: 1, 2, 4) and BCCOO_BH (block height: 1..4): the register
+// arrays of a block. The workgroup size WG is the launch's blockDim.x (64, 128, 256 or 512);
+// the workgroup's arrays live in dynamic shared memory, laid out as
+//   [last_partial_sums: BH x WG values][result cache: CACHE x WG values][open flags: WG bytes]
+// (the host passes their size; CACHE = 0 for strategy 1). Everything else is the packed
+// `config` launch argument: tile (bits 0-7, a multiple of 8), log2(flag word bits / 8) (8-9),
+// column mode (10-11: 0 u16, 1 u32, 2 delta), strategy 2 (12), result cache multiple 1..4
+// (13-15).
+
+#ifndef BCCOO_BW
+#define BCCOO_BW 1
+#endif
+#ifndef BCCOO_BH
+#define BCCOO_BH 1
+#endif
+
+#if BCCOO_BW != 1 && BCCOO_BW != 2 && BCCOO_BW != 4
+#error "BCCOO_BW must be 1, 2 or 4"
+#endif
+#if BCCOO_BH < 1 || BCCOO_BH > 4
+#error "BCCOO_BH must be 1, 2, 3 or 4"
+#endif
+// The largest workgroup, and its warps (the warp totals of the scan are a static array).
+#define BCCOO_MAX_WG 512
+#define BCCOO_MAX_WARPS (BCCOO_MAX_WG / 32)
+#define BCCOO_SKIP_SCAN 1
+#define BCCOO_WAIT 2
+#define BCCOO_PUBLISH 4
+
+// bw consecutive values of one block row, in as few loads as the alignment allows (the host
+// places each at a multiple of bw values).
+template <typename T, int BW>
+__device__ __forceinline__ void bccoo_load(const T *__restrict__ p, T (&v)[BW]) {
+    if constexpr (BW == 1) {
+        v[0] = tessera_ro_load(p);
+    } else if constexpr (sizeof(T) == 4 && BW == 2) {
+        const float2 t = __ldg(reinterpret_cast<const float2 *>(p));
+        v[0] = t.x;
+        v[1] = t.y;
+    } else if constexpr (sizeof(T) == 4 && BW == 4) {
+        const float4 t = __ldg(reinterpret_cast<const float4 *>(p));
+        v[0] = t.x;
+        v[1] = t.y;
+        v[2] = t.z;
+        v[3] = t.w;
+    } else {
+#pragma unroll
+        for (int k = 0; k < BW; k += 2) {
+            const double2 t = __ldg(reinterpret_cast<const double2 *>(p + k));
+            v[k] = t.x;
+            v[k + 1] = t.y;
+        }
+    }
+}
+
+// Flag word i (8 << wlog bits).
+__device__ __forceinline__ unsigned bccoo_word(const void *__restrict__ bits, int wlog,
+                                               long long i) {
+    if (wlog == 0) {
+        return tessera_ro_load(static_cast<const unsigned char *>(bits) + i);
+    }
+    if (wlog == 1) {
+        return tessera_ro_load(static_cast<const unsigned short *>(bits) + i);
+    }
+    return tessera_ro_load(static_cast<const unsigned *>(bits) + i);
+}
+
+// The block column at stored position p; `prev` is the previous block's of the same tile.
+__device__ __forceinline__ unsigned bccoo_col(const void *__restrict__ col,
+                                              const unsigned *__restrict__ col_full, int mode,
+                                              long long p, unsigned prev) {
+    if (mode == 0) {
+        return tessera_ro_load(static_cast<const unsigned short *>(col) + p);
+    }
+    if (mode == 1) {
+        return tessera_ro_load(static_cast<const unsigned *>(col) + p);
+    }
+    // §2.2: the segmented difference as a short; -1 means "read the original array".
+    const short d = tessera_ro_load(static_cast<const short *>(col) + p);
+    return d == -1 ? tessera_ro_load(col_full + p) : (unsigned)((int)prev + (int)d);
+}
+
+// out[r] = alpha*v + beta*out[r] for r < limit; beta == 0 does not read out[r].
+template <typename T>
+__device__ __forceinline__ void bccoo_out(T *out, long long limit, long long r, T v, T alpha,
+                                          T beta) {
+    if (r < limit) {
+        out[r] = beta != T(0) ? alpha * v + beta * out[r] : alpha * v;
+    }
+}
+
+// Block row k's result (bh rows): into the result cache when it fits (strategy 2), else to out.
+template <typename T>
+__device__ __forceinline__ void bccoo_emit(unsigned k, const T (&v)[BCCOO_BH], unsigned row0,
+                                           int cap, T *cache, T *out, long long limit, T alpha,
+                                           T beta) {
+#pragma unroll
+    for (int i = 0; i < BCCOO_BH; ++i) {
+        const long long e = (long long)(k - row0) * BCCOO_BH + i;
+        if (e < cap) {
+            cache[e] = v[i];
+        } else {
+            bccoo_out(out, limit, (long long)k * BCCOO_BH + i, v[i], alpha, beta);
+        }
+    }
+}
+
+// Inclusive segmented scan over the 32 lanes of a warp (Hillis-Steele with shuffles): the
+// operator is (a, fa) . (b, fb) = (fb ? b : a + b, fa | fb). Every lane must call it.
+template <typename T>
+__device__ __forceinline__ void bccoo_warp_scan(T (&s)[BCCOO_BH], bool &f, int lane) {
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        T up[BCCOO_BH];
+#pragma unroll
+        for (int i = 0; i < BCCOO_BH; ++i) {
+            up[i] = __shfl_up_sync(TESSERA_FULL_MASK, s[i], d);
+        }
+        const int fu = __shfl_up_sync(TESSERA_FULL_MASK, (int)f, d);
+        if (lane >= d) {
+            if (!f) {
+#pragma unroll
+                for (int i = 0; i < BCCOO_BH; ++i) {
+                    s[i] = up[i] + s[i];
+                }
+            }
+            f = f || fu != 0;
+        }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void
+bccoo_spmv(const void *__restrict__ bits, const void *__restrict__ col,
+           const unsigned *__restrict__ col_full, const T *__restrict__ values,
+           const unsigned *__restrict__ res_entry, const unsigned char *__restrict__ wg_info,
+           unsigned *sync, T *carry, const T *__restrict__ x, T *out, T alpha, T beta,
+           long long limit, int cols, int config) {
+    extern __shared__ __align__(16) unsigned char bccoo_smem[];
+    __shared__ unsigned s_wg;
+    __shared__ T s_wsum[BCCOO_BH][BCCOO_MAX_WARPS];
+    __shared__ unsigned char s_wflag[BCCOO_MAX_WARPS];
+    __shared__ T s_carry[BCCOO_BH];
+
+    const int WG = blockDim.x;
+    const int warps = WG >> 5;
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int tile = config & 0xff;
+    const int wlog = (config >> 8) & 3;
+    const int wbits = 8 << wlog;
+    const int mode = (config >> 10) & 3;
+    const int cap = ((config >> 12) & 1) ? ((config >> 13) & 7) * WG : 0;
+    // last_partial_sums (scanned in place): s_sum[i * WG + t]; the result cache; open flags
+    // (no row stop in tiles 0..t of this workgroup).
+    T *s_sum = reinterpret_cast<T *>(bccoo_smem);
+    T *s_cache = s_sum + BCCOO_BH * WG;
+    unsigned char *s_open = reinterpret_cast<unsigned char *>(s_cache + cap);
+
+    // Logical workgroup id (§3.2.4); the last one resets the counter for the next call.
+    if (tid == 0) {
+        const unsigned id = atomicAdd(sync, 1u);
+        if (id == gridDim.x - 1) {
+            atomicExch(sync, 0u);
+        }
+        s_wg = id;
+    }
+    __syncthreads();
+    const unsigned wg = s_wg;
+    const long long t = (long long)wg * WG + tid;
+    const long long gwarp = t >> 5;
+    const long long padded = (long long)gridDim.x * WG * tile;
+    const int words = (tile + wbits - 1) / wbits;
+    const unsigned row0 = tessera_ro_load(res_entry + (long long)wg * WG);
+    const unsigned row_first = tessera_ro_load(res_entry + t);
+
+    // Step 1: the sequential segmented sum over this thread's tile.
+    T acc[BCCOO_BH], first[BCCOO_BH];
+#pragma unroll
+    for (int i = 0; i < BCCOO_BH; ++i) {
+        acc[i] = T(0);
+        first[i] = T(0);
+    }
+    bool has_stop = false;
+    unsigned row = row_first;
+    unsigned word = 0, prev = 0;
+    long long widx = gwarp * 32 * words + lane;
+    long long p = gwarp * 32 * tile + lane;
+    for (int jb = 0; jb < tile; jb += 8) {
+        if ((jb & (wbits - 1)) == 0) {
+            word = bccoo_word(bits, wlog, widx);
+            widx += 32;
+        }
+        const unsigned chunk = word >> (jb & (wbits - 1));
+#pragma unroll
+        for (int jj = 0; jj < 8; ++jj, p += 32) {
+            const unsigned c = bccoo_col(col, col_full, mode, p, prev);
+            prev = c;
+            const long long cc = (long long)c * BCCOO_BW;
+            T xv[BCCOO_BW];
+#pragma unroll
+            for (int k = 0; k < BCCOO_BW; ++k) {
+                // A block at the last block column may reach past the matrix's last column.
+                xv[k] = (BCCOO_BW == 1 || cc + k < cols) ? tessera_ro_load(x + cc + k) : T(0);
+            }
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                T v[BCCOO_BW];
+                bccoo_load<T, BCCOO_BW>(values + ((long long)i * padded + p) * BCCOO_BW, v);
+#pragma unroll
+                for (int k = 0; k < BCCOO_BW; ++k) {
+                    acc[i] += v[k] * xv[k];
+                }
+            }
+            if (((chunk >> jj) & 1u) == 0) { // row stop (§2.2: flag 0)
+                if (!has_stop) {
+#pragma unroll
+                    for (int i = 0; i < BCCOO_BH; ++i) {
+                        first[i] = acc[i];
+                    }
+                    has_stop = true;
+                } else {
+                    bccoo_emit<T>(row, acc, row0, cap, s_cache, out, limit, alpha, beta);
+                }
+                ++row;
+#pragma unroll
+                for (int i = 0; i < BCCOO_BH; ++i) {
+                    acc[i] = T(0);
+                }
+            }
+        }
+    }
+
+    // Step 2: segmented scan of the last partial sums (start flag: the tile has a stop).
+    const unsigned char info = tessera_ro_load(wg_info + wg);
+    T s[BCCOO_BH];
+#pragma unroll
+    for (int i = 0; i < BCCOO_BH; ++i) {
+        s[i] = acc[i];
+    }
+    bool f = has_stop;
+    if (!(info & BCCOO_SKIP_SCAN)) { // uniform over the workgroup
+        bccoo_warp_scan<T>(s, f, lane);
+        if (lane == 31) {
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                s_wsum[i][warp] = s[i];
+            }
+            s_wflag[warp] = f;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            T ws[BCCOO_BH];
+            bool wf = false;
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                ws[i] = lane < warps ? s_wsum[i][lane] : T(0);
+            }
+            if (lane < warps) {
+                wf = s_wflag[lane] != 0;
+            }
+            bccoo_warp_scan<T>(ws, wf, lane);
+            if (lane < warps) {
+#pragma unroll
+                for (int i = 0; i < BCCOO_BH; ++i) {
+                    s_wsum[i][lane] = ws[i];
+                }
+                s_wflag[lane] = wf;
+            }
+        }
+        __syncthreads();
+        if (warp > 0) {
+            if (!f) {
+#pragma unroll
+                for (int i = 0; i < BCCOO_BH; ++i) {
+                    s[i] = s_wsum[i][warp - 1] + s[i];
+                }
+            }
+            f = f || s_wflag[warp - 1] != 0;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < BCCOO_BH; ++i) {
+        s_sum[i * WG + tid] = s[i];
+    }
+    s_open[tid] = !f;
+    __syncthreads();
+
+    // Step 3: adjacent synchronisation with the previous / next workgroup (§3.2.4).
+    if (tid == 0) {
+        volatile unsigned *flags = sync + 1;
+        const bool open_all = s_open[WG - 1] != 0;
+        T cin[BCCOO_BH];
+#pragma unroll
+        for (int i = 0; i < BCCOO_BH; ++i) {
+            cin[i] = T(0);
+        }
+        if ((info & BCCOO_PUBLISH) && !open_all) {
+            volatile T *cv = carry + (long long)wg * BCCOO_BH;
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                cv[i] = s_sum[i * WG + WG - 1];
+            }
+            __threadfence();
+            flags[wg] = 1u;
+        }
+        if (info & BCCOO_WAIT) {
+            while (flags[wg - 1] == 0u) {
+#if __CUDA_ARCH__ >= 700
+                __nanosleep(32);
+#endif
+            }
+            __threadfence();
+            volatile const T *cv = carry + (long long)(wg - 1) * BCCOO_BH;
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                cin[i] = cv[i];
+            }
+            flags[wg - 1] = 0u; // read once: cleared for the next call
+        }
+        if ((info & BCCOO_PUBLISH) && open_all) {
+            volatile T *cv = carry + (long long)wg * BCCOO_BH;
+#pragma unroll
+            for (int i = 0; i < BCCOO_BH; ++i) {
+                cv[i] = cin[i] + s_sum[i * WG + WG - 1];
+            }
+            __threadfence();
+            flags[wg] = 1u;
+        }
+#pragma unroll
+        for (int i = 0; i < BCCOO_BH; ++i) {
+            s_carry[i] = cin[i];
+        }
+    }
+    __syncthreads();
+
+    // Step 4: the first stop of each tile gets the sums of the segment before it.
+    if (has_stop) {
+        T v[BCCOO_BH];
+#pragma unroll
+        for (int i = 0; i < BCCOO_BH; ++i) {
+            const T pre = tid == 0           ? s_carry[i]
+                          : s_open[tid - 1] ? s_carry[i] + s_sum[i * WG + tid - 1]
+                                            : s_sum[i * WG + tid - 1];
+            v[i] = pre + first[i];
+        }
+        bccoo_emit<T>(row_first, v, row0, cap, s_cache, out, limit, alpha, beta);
+    }
+    if (cap > 0) { // strategy 2: the result cache to y, coalesced (uniform branch)
+        __syncthreads();
+        const long long done =
+            (long long)(tessera_ro_load(res_entry + (long long)(wg + 1) * WG) - row0) *
+            BCCOO_BH;
+        const long long n = done < cap ? done : cap;
+        for (long long e = tid; e < n; e += WG) {
+            bccoo_out(out, limit, (long long)row0 * BCCOO_BH + e, s_cache[e], alpha, beta);
+        }
+    }
+}
+
+// BCCOO+ (§2.3): y[r] = alpha * sum over slices of tmp[slice * stride + r] + beta*y[r].
+template <typename T>
+__device__ __forceinline__ void bccoo_combine(const T *__restrict__ tmp, long long stride,
+                                              int slices, long long rows, T *y, T alpha,
+                                              T beta) {
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += step) {
+        T s = tmp[r];
+        for (int k = 1; k < slices; ++k) {
+            s += tmp[(long long)k * stride + r];
+        }
+        y[r] = beta != T(0) ? alpha * s + beta * y[r] : alpha * s;
+    }
+}
+
+#define BCCOO_ENTRY(T, S)                                                                      \
+    extern "C" __global__ void __launch_bounds__(BCCOO_MAX_WG, 2) bccoo_spmv_##S(              \
+        const void *__restrict__ bits, const void *__restrict__ col,                           \
+        const unsigned *__restrict__ col_full, const T *__restrict__ values,                   \
+        const unsigned *__restrict__ res_entry, const unsigned char *__restrict__ wg_info,     \
+        unsigned *sync, T *carry, const T *__restrict__ x, T *out, T alpha, T beta,            \
+        long long limit, int cols, int config) {                                               \
+        bccoo_spmv<T>(bits, col, col_full, values, res_entry, wg_info, sync, carry, x, out,    \
+                      alpha, beta, limit, cols, config);                                       \
+    }                                                                                          \
+    extern "C" __global__ void bccoo_combine_##S(const T *__restrict__ tmp, long long stride,  \
+                                                 int slices, long long rows, T *y, T alpha,    \
+                                                 T beta) {                                     \
+        bccoo_combine<T>(tmp, stride, slices, rows, y, alpha, beta);                           \
+    }
+TESSERA_INSTANTIATE(BCCOO_ENTRY)

@@ -1,0 +1,617 @@
+//! BCCOO on the GPU: the host builds the format (format.rs), this file uploads it with the
+//! workspace of adjacent synchronisation (block counter, flags, Grp_sum; allocated here, at
+//! analyze, and left zeroed by every call), tunes it (§4) by timing candidates with CUDA events
+//! on the real matrix, and launches `bccoo_spmv_<T>` (plus `bccoo_combine_<T>` for BCCOO+).
+//!
+//! One product is one launch (two for BCCOO+), allocation-free and sync-free.
+//!
+//! Products of one matrix may run concurrently (several threads, handles or streams): the
+//! workspace (counter, flags, Grp_sum, BCCOO+'s temporary buffer) is a ring of
+//! [`WORKSPACE_RING`] slots and each call takes the next one, so up to that many products of
+//! one matrix can be in flight at once. A BCCOO+ temporary buffer above
+//! [`TMP_RING_BYTES`] in all gets fewer slots (down to one): concurrent BCCOO+ products of such
+//! a matrix then share it. A launch captured in a CUDA graph keeps the slot it was captured
+//! with.
+
+use super::describe_format;
+use super::format::{self, Bccoo, Blocked, ColArrays};
+use super::params::{self, FormatParams, MatrixFacts, Params, Shape, Stage, WG_VALUES};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::{
+    launch, launch_shared, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+};
+use crate::csr::Csr;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use crate::types::Tuning;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Threads per block of the combine kernel.
+const COMBINE_BLOCK: u32 = 256;
+
+/// Workspace slots of a matrix: products of it that may be in flight at the same time.
+pub const WORKSPACE_RING: usize = 4;
+
+/// The most bytes BCCOO+'s temporary buffers may take in all (one slot at least).
+pub const TMP_RING_BYTES: usize = 64 << 20;
+
+/// The two entry points of one `bccoo.cu` specialisation.
+#[derive(Debug, Clone)]
+struct Kernels {
+    spmv: Function,
+    combine: Function,
+}
+
+fn load<T: Scalar>(dev: &Device, shape: Shape) -> Result<Kernels> {
+    let m = dev.module(&KernelSpec::new(
+        &kernels::BCCOO,
+        &[shape.bw as i64, shape.bh as i64],
+    )?)?;
+    let s = suffix::<T>();
+    Ok(Kernels {
+        spmv: m.function(&format!("bccoo_spmv_{s}"))?,
+        combine: m.function(&format!("bccoo_combine_{s}"))?,
+    })
+}
+
+/// A format on the device, with the per-workgroup flags for some workgroup sizes and the
+/// workspace ring for the smallest of them.
+#[derive(Debug)]
+struct DevFormat {
+    params: FormatParams,
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    threads: usize,
+    out_len: usize,
+    slice_stride: usize,
+    bits: DeviceBuffer,
+    col: DeviceBuffer,
+    col_full: DeviceBuffer,
+    values: DeviceBuffer,
+    res_entry: DeviceBuffer,
+    slot: DeviceBuffer,
+    /// (workgroup size, its wg_info).
+    info: Vec<(u32, DeviceBuffer)>,
+    /// Per slot: counter + one flag per workgroup (`1 + max_wg_count` words), all zero
+    /// between calls.
+    sync: DeviceBuffer,
+    /// Per slot: Grp_sum, bh values per workgroup.
+    carry: DeviceBuffer,
+    /// BCCOO+'s temporary buffers, `tmp_slots` of `out_len` values (empty for BCCOO).
+    tmp: DeviceBuffer,
+    /// Workgroups the workspace of one slot holds.
+    max_wgs: usize,
+    /// Workspace slots, and temporary-buffer slots.
+    slots: usize,
+    tmp_slots: usize,
+    /// The next slot to take.
+    next: AtomicUsize,
+}
+
+impl DevFormat {
+    fn upload<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        f: &Bccoo<T>,
+        wgs: &[u32],
+        with_slot: bool,
+        slots: usize,
+    ) -> Result<Self> {
+        let (col, col_full) = match &f.col {
+            ColArrays::U16(v) => (
+                DeviceBuffer::from_slice(dev, stream, v, "BCCOO column indices")?,
+                DeviceBuffer::alloc(dev, 0, "")?,
+            ),
+            ColArrays::U32(v) => (
+                DeviceBuffer::from_slice(dev, stream, v, "BCCOO column indices")?,
+                DeviceBuffer::alloc(dev, 0, "")?,
+            ),
+            ColArrays::Delta { delta, full } => (
+                DeviceBuffer::from_slice(dev, stream, delta, "BCCOO column deltas")?,
+                DeviceBuffer::from_slice(dev, stream, full, "BCCOO column indices")?,
+            ),
+        };
+        let mut info = Vec::new();
+        let mut min_wg = usize::MAX;
+        for &wg in wgs {
+            if f.threads % wg as usize != 0 {
+                continue;
+            }
+            min_wg = min_wg.min(wg as usize);
+            info.push((
+                wg,
+                DeviceBuffer::from_slice(dev, stream, &f.wg_info(wg as usize), "BCCOO wg flags")?,
+            ));
+        }
+        let nwg = if min_wg == usize::MAX {
+            0
+        } else {
+            f.threads / min_wg
+        };
+        let slots = slots.max(1);
+        let sync = DeviceBuffer::from_slice(
+            dev,
+            stream,
+            &vec![0u32; slots * (1 + nwg)],
+            "BCCOO adjacent-synchronisation flags",
+        )?;
+        let carry = DeviceBuffer::alloc(
+            dev,
+            slots * nwg * f.params.shape.bh as usize * std::mem::size_of::<T>(),
+            "BCCOO Grp_sum",
+        )?;
+        let tmp_one = if f.params.slices > 1 {
+            f.out_len() * std::mem::size_of::<T>()
+        } else {
+            0
+        };
+        let tmp_slots = TMP_RING_BYTES
+            .checked_div(tmp_one)
+            .map_or(1, |n| n.clamp(1, slots));
+        let tmp = DeviceBuffer::alloc(dev, tmp_slots * tmp_one, "BCCOO+ temporary buffer")?;
+        Ok(DevFormat {
+            params: f.params,
+            rows: f.rows,
+            cols: f.cols,
+            nnz: f.nnz,
+            threads: f.threads,
+            out_len: f.out_len(),
+            slice_stride: f.slice_stride(),
+            bits: DeviceBuffer::from_slice(dev, stream, &f.bits, "BCCOO bit flags")?,
+            col,
+            col_full,
+            values: DeviceBuffer::from_slice(dev, stream, &f.values, "BCCOO values")?,
+            res_entry: DeviceBuffer::from_slice(
+                dev,
+                stream,
+                &f.res_entry,
+                "BCCOO first-result entries",
+            )?,
+            slot: if with_slot {
+                DeviceBuffer::from_slice(dev, stream, &f.value_slot, "BCCOO value map")?
+            } else {
+                DeviceBuffer::alloc(dev, 0, "")?
+            },
+            info,
+            sync,
+            carry,
+            tmp,
+            max_wgs: nwg,
+            slots,
+            tmp_slots,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.bits.bytes()
+            + self.col.bytes()
+            + self.col_full.bytes()
+            + self.values.bytes()
+            + self.res_entry.bytes()
+            + self.slot.bytes()
+            + self.info.iter().map(|(_, b)| b.bytes()).sum::<usize>()
+            + self.sync.bytes()
+            + self.carry.bytes()
+            + self.tmp.bytes()
+    }
+
+    /// y = alpha*A*x + beta*y with `p` (its format must be this one). nnz > 0.
+    #[allow(clippy::too_many_arguments)]
+    fn run<T: Scalar>(
+        &self,
+        dev: &Device,
+        k: &Kernels,
+        p: &Params,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let info = self
+            .info
+            .iter()
+            .find(|(w, _)| *w == p.wg)
+            .map(|(_, b)| b)
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "BCCOO format has no flags for workgroups of {}",
+                    p.wg
+                ))
+            })?;
+        let nwg = self.threads / p.wg as usize;
+        if nwg == 0 || self.nnz == 0 || p.format != self.params {
+            return Err(Error::Internal(format!(
+                "BCCOO launch of {p} over a format of {:?} with {nwg} workgroups",
+                self.params
+            )));
+        }
+        if nwg > self.max_wgs {
+            return Err(Error::Internal(format!(
+                "BCCOO workspace for {} workgroups, {nwg} launched",
+                self.max_wgs
+            )));
+        }
+        // This call's workspace slot.
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots;
+        let sync = self.sync.addr() + (slot * (1 + self.max_wgs) * 4) as u64;
+        let carry = self.carry.addr()
+            + (slot * self.max_wgs * self.params.shape.bh as usize * std::mem::size_of::<T>())
+                as u64;
+        let tmp = self.tmp.addr()
+            + ((slot % self.tmp_slots) * self.out_len * std::mem::size_of::<T>()) as u64;
+        let bccoo_plus = self.params.slices > 1;
+        let (out, limit, a, b) = if bccoo_plus {
+            (tmp, self.out_len as i64, T::ONE, T::ZERO)
+        } else {
+            (y, self.rows as i64, alpha, beta)
+        };
+        let args = KernelArgs::new()
+            .push(self.bits.addr())
+            .push(self.col.addr())
+            .push(self.col_full.addr())
+            .push(self.values.addr())
+            .push(self.res_entry.addr())
+            .push(info.addr())
+            .push(sync)
+            .push(carry)
+            .push(x)
+            .push(out)
+            .push(a)
+            .push(b)
+            .push(limit)
+            .push(self.cols as i32)
+            .push(p.config_word());
+        // SAFETY: bccoo_spmv_<T>(const void* bits, const void* col, const unsigned* col_full,
+        // const T* values, const unsigned* res_entry, const unsigned char* wg_info,
+        // unsigned* sync, T* carry, const T* x, T* out, T alpha, T beta, long long limit,
+        // int cols, int config): every array is this format's, built for nwg * wg threads of
+        // `config`'s tile and word type (checked above: same format parameters); wg_info has nwg
+        // entries, this slot's sync 1 + nwg (or more) zeroed words (no other call uses the slot
+        // while this one runs, up to WORKSPACE_RING calls in flight) and its carry nwg * bh
+        // values; x holds cols and out `limit` values (y checked by the caller, or this slot's
+        // temporary buffer); the dynamic shared memory is what the kernel lays out for
+        // blockDim.x = wg and `config`.
+        unsafe {
+            launch_shared(
+                dev,
+                &k.spmv,
+                nwg,
+                p.wg,
+                p.shared_bytes(std::mem::size_of::<T>()),
+                stream,
+                args,
+            )?
+        };
+        if bccoo_plus {
+            let grid = self
+                .rows
+                .div_ceil(COMBINE_BLOCK as usize)
+                .clamp(1, 32 * dev.sm_count().max(1) as usize);
+            let args = KernelArgs::new()
+                .push(tmp)
+                .push(self.slice_stride as i64)
+                .push(self.params.slices as i32)
+                .push(self.rows as i64)
+                .push(y)
+                .push(alpha)
+                .push(beta);
+            // SAFETY: bccoo_combine_<T>(const T* tmp, long long stride, int slices,
+            // long long rows, T* y, T alpha, T beta): tmp holds slices * stride values with
+            // stride >= rows; y holds rows values (checked by the caller).
+            unsafe { launch(dev, &k.combine, grid, COMBINE_BLOCK, stream, args)? };
+        }
+        Ok(())
+    }
+}
+
+/// BCCOO ready to run on a device.
+pub struct BccooGpu<T> {
+    kernels: Kernels,
+    format: DevFormat,
+    params: Params,
+    text: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for BccooGpu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BccooGpu({})", self.text)
+    }
+}
+
+impl<T: Scalar> BccooGpu<T> {
+    /// Chooses the parameters (fixed rule, or by timing with `tuning`; ONLINE is treated as
+    /// QUICK), builds the format on the host, uploads it and loads its kernel.
+    pub fn prepare(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr_host: &Csr<T>,
+        _csr: &GpuCsr<T>,
+        tuning: Tuning,
+    ) -> Result<Self> {
+        let facts = format::facts(csr_host);
+        let fixed = params::fixed_rule(&facts, dev.sm_count());
+        let (p, how) = match tuning {
+            Tuning::None => (fixed, format!("fixed rule for {} SMs", dev.sm_count())),
+            _ if csr_host.nnz() == 0 => (
+                fixed,
+                format!("fixed rule; tuning={tuning}: nothing to time without non-zeros"),
+            ),
+            Tuning::Quick | Tuning::Online | Tuning::Exhaustive => {
+                let mut t = Tuner::new(dev, stream, csr_host, &facts)?;
+                let (quick, stages) = if tuning == Tuning::Exhaustive {
+                    (false, params::EXHAUSTIVE_STAGES)
+                } else {
+                    (true, params::QUICK_STAGES)
+                };
+                let (best, best_ms, fixed_ms) = t.search(fixed, stages, quick)?;
+                let online = if tuning == Tuning::Online {
+                    " (ONLINE treated as QUICK)"
+                } else {
+                    ""
+                };
+                (
+                    best,
+                    format!(
+                        "tuned {tuning}{online}: {} candidates timed{}, {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms ({fixed})",
+                        t.timed,
+                        if t.skipped > 0 {
+                            format!(" ({} skipped: format not buildable or too large)", t.skipped)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                )
+            }
+        };
+        Self::finish(dev, stream, csr_host, p, &how)
+    }
+
+    /// BCCOO with exactly `p` (tests and experiments): builds the format, uploads it and
+    /// loads its kernel. `p` must be valid for the GPU (u16 column indices only below 65535
+    /// block columns; u32 and delta work for any width).
+    pub fn with_params(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr_host: &Csr<T>,
+        p: Params,
+    ) -> Result<Self> {
+        let block_cols = csr_host.cols().div_ceil(p.format.shape.bw as usize);
+        let u16_fits = block_cols < params::U16_BLOCK_COLS;
+        if !p.is_valid() || (p.format.col == params::ColMode::U16 && !u16_fits) {
+            return Err(Error::InvalidValue(format!(
+                "BCCOO parameters {p} are not valid for the GPU on a {} x {} matrix",
+                csr_host.rows(),
+                csr_host.cols()
+            )));
+        }
+        Self::finish(dev, stream, csr_host, p, "given")
+    }
+
+    fn finish(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr_host: &Csr<T>,
+        p: Params,
+        how: &str,
+    ) -> Result<Self> {
+        let f = format::build(csr_host, &p.format, p.wg as usize)?;
+        let format = DevFormat::upload(dev, stream, &f, &[p.wg], true, WORKSPACE_RING)?;
+        let kernels = load::<T>(dev, p.format.shape)?;
+        let text = format!("{p} ({how}); {}", describe_format(&f, p.wg as usize));
+        Ok(BccooGpu {
+            kernels,
+            format,
+            params: p,
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> Params {
+        self.params
+    }
+}
+
+impl<T: Scalar> crate::methods::GpuMethod<T> for BccooGpu<T> {
+    fn spmv(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        if self.format.nnz == 0 {
+            return csr.scale(stream, self.format.rows, y, beta);
+        }
+        self.format.run(
+            csr.device(),
+            &self.kernels,
+            &self.params,
+            stream,
+            alpha,
+            x,
+            beta,
+            y,
+        )
+    }
+
+    fn refresh_values(&self, csr: &GpuCsr<T>, stream: Stream) -> Result<()> {
+        if self.format.nnz == 0 {
+            return Ok(());
+        }
+        csr.scatter_values_into(stream, &self.format.slot, &self.format.values)
+    }
+
+    fn device_bytes(&self) -> usize {
+        self.format.bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    // No float atomics; every addition in a fixed order (format.rs, kernels/bccoo.cu).
+    fn deterministic(&self) -> bool {
+        true
+    }
+}
+
+/// Analyze-time tuning: candidates timed with CUDA events on the real matrix.
+struct Tuner<'a, T: Scalar> {
+    dev: &'a Arc<Device>,
+    stream: Stream,
+    csr: &'a Csr<T>,
+    facts: &'a MatrixFacts,
+    x: DeviceBuffer,
+    y: DeviceBuffer,
+    ev: (Event, Event),
+    reps: u32,
+    kernels: HashMap<Shape, Kernels>,
+    blocked: Option<Blocked>,
+    current: Option<DevFormat>,
+    timed: usize,
+    skipped: usize,
+}
+
+impl<'a, T: Scalar> Tuner<'a, T> {
+    fn new(
+        dev: &'a Arc<Device>,
+        stream: Stream,
+        csr: &'a Csr<T>,
+        facts: &'a MatrixFacts,
+    ) -> Result<Self> {
+        // x in [-1, 1), never all zeros; y written only (beta = 0).
+        let x: Vec<T> = (0..csr.cols())
+            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+            .collect();
+        Ok(Tuner {
+            dev,
+            stream,
+            csr,
+            facts,
+            x: DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?,
+            y: DeviceBuffer::alloc(
+                dev,
+                csr.rows() * std::mem::size_of::<T>(),
+                "tuning scratch y",
+            )?,
+            ev: (Event::new(dev)?, Event::new(dev)?),
+            reps: 1,
+            kernels: HashMap::new(),
+            blocked: None,
+            current: None,
+            timed: 0,
+            skipped: 0,
+        })
+    }
+
+    /// Uploads `fp`'s format (padded for every workgroup size) unless it is the current one.
+    fn ensure_format(&mut self, fp: &FormatParams) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.params == *fp) {
+            return Ok(());
+        }
+        self.current = None;
+        let reuse = self
+            .blocked
+            .as_ref()
+            .is_some_and(|b| b.shape == fp.shape && b.slices == fp.slices);
+        if !reuse {
+            self.blocked = None;
+            self.blocked = Some(format::block(self.csr, fp.shape, fp.slices)?);
+        }
+        let blk = self.blocked.as_ref().expect("blocked just built");
+        let max_wg = *WG_VALUES.iter().max().expect("workgroup sizes") as usize;
+        let f = format::layout(self.csr, blk, fp, max_wg)?;
+        let wgs: Vec<u32> = WG_VALUES.iter().map(|&w| w as u32).collect();
+        self.current = Some(DevFormat::upload(
+            self.dev,
+            self.stream,
+            &f,
+            &wgs,
+            false,
+            1,
+        )?);
+        Ok(())
+    }
+
+    /// Milliseconds per product of `p`: one warm-up call, then `reps` calls between events.
+    fn time(&mut self, p: &Params) -> Result<f64> {
+        self.ensure_format(&p.format)?;
+        let key = p.format.shape;
+        if !self.kernels.contains_key(&key) {
+            self.kernels.insert(key, load::<T>(self.dev, key)?);
+        }
+        let k = &self.kernels[&key];
+        let f = self.current.as_ref().expect("format uploaded");
+        let (x, y) = (self.x.addr(), self.y.addr());
+        let go = || f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y);
+        go()?;
+        self.ev.0.record(self.stream)?;
+        for _ in 0..self.reps {
+            go()?;
+        }
+        self.ev.1.record(self.stream)?;
+        self.ev.1.synchronize()?;
+        self.timed += 1;
+        Ok(self.ev.1.elapsed_ms(&self.ev.0)? / self.reps as f64)
+    }
+
+    /// The staged search from `fixed`: each stage's candidates around the incumbent; a
+    /// candidate replaces it only when at least [`params::MIN_GAIN`] faster. Returns the
+    /// choice, its time and the fixed rule's time.
+    fn search(
+        &mut self,
+        fixed: Params,
+        stages: &[Stage],
+        quick: bool,
+    ) -> Result<(Params, f64, f64)> {
+        let one = self.time(&fixed)?;
+        // Batches of about 0.2 ms, between 2 and 50 calls.
+        self.reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+        let fixed_ms = self.time(&fixed)?;
+        let (mut best, mut best_ms) = (fixed, fixed_ms);
+        for &stage in stages {
+            let mut cands = params::stage_candidates(stage, &best, self.facts, quick);
+            // Candidates of one format next to each other: one conversion and upload each.
+            cands.sort_by_key(|q| {
+                let f = &q.format;
+                (f.shape, f.slices, f.tile, f.word_bits, f.col.code(), q.wg)
+            });
+            let (mut sb, mut sms) = (best, best_ms);
+            for c in &cands {
+                // A candidate whose format cannot be built or does not fit in device memory
+                // (many BCCOO+ slices of a large matrix) is skipped, not fatal.
+                let ms = match self.time(c) {
+                    Ok(ms) => ms,
+                    Err(
+                        Error::InvalidValue(_) | Error::NotSupported(_) | Error::AllocFailed(_),
+                    ) => {
+                        self.current = None;
+                        self.skipped += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                if ms < sms {
+                    (sb, sms) = (*c, ms);
+                }
+            }
+            if sms < best_ms * (1.0 - params::MIN_GAIN) {
+                (best, best_ms) = (sb, sms);
+            }
+        }
+        synchronize(self.dev, self.stream)?;
+        Ok((best, best_ms, fixed_ms))
+    }
+}

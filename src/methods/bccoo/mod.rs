@@ -1,0 +1,45 @@
+//! BCCOO / BCCOO+: yaSpMV (Yan, Li, Zhang, Zhou, PPoPP'14). Blocked COO with the row indices
+//! compressed to one bit per block (0 = last block of a block row) and the column indices to
+//! 16 bits, optionally in vertical slices (BCCOO+); a kernel in which every thread sums a
+//! fixed number of consecutive blocks sequentially, every workgroup runs a segmented scan over
+//! its threads' last partial sums, and workgroups hand partial row sums to the next one by
+//! adjacent synchronisation; and an auto-tuner over Table 1.
+//!
+//! `params.rs`: Table 1, the fixed rule, the tuner's candidates. `format.rs`: the arrays, built
+//! on the host. `reference.rs`: the kernel's algorithm on the host over those arrays.
+//! `host.rs`: the host backend. `cuda.rs`: upload, tuning with CUDA events, launches
+//! (`kernels/bccoo.cu`).
+
+// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+#[allow(unsafe_code)]
+pub mod cuda;
+pub mod format;
+pub mod host;
+pub mod params;
+pub mod reference;
+
+pub use params::Params;
+
+use crate::scalar::Scalar;
+
+/// Bytes one product reads of a CSR matrix beyond x and y (values, column indices, row
+/// pointers): what [`format::Bccoo::traffic_bytes`] is compared with.
+pub fn csr_matrix_bytes(rows: usize, nnz: usize, val_bytes: usize) -> usize {
+    nnz * (val_bytes + 4) + (rows + 1) * 4
+}
+
+/// The format part of `describe()`: bytes per product against CSR (the paper's Table 3
+/// analogue) and the blocks' fill.
+pub(crate) fn describe_format<T: Scalar>(f: &format::Bccoo<T>, wg: usize) -> String {
+    let bytes = f.traffic_bytes(wg);
+    let csr = csr_matrix_bytes(f.rows, f.nnz, std::mem::size_of::<T>());
+    let area = f.params.shape.area();
+    format!(
+        "format {:.3} MB/product = {:.3}x CSR's {:.3} MB; {} blocks, fill {:.0}%",
+        bytes as f64 / 1e6,
+        bytes as f64 / csr.max(1) as f64,
+        csr as f64 / 1e6,
+        f.blocks,
+        100.0 * f.nnz as f64 / (f.blocks * area).max(1) as f64
+    )
+}

@@ -1,0 +1,344 @@
+//! BCCOO (yaSpMV) on a real GPU: every shared matrix and the generated edge cases through the
+//! safe API (f32/f64, both operations, alpha/beta with NaN in y for beta = 0, update_values from
+//! host and device memory), every kernel specialisation and Table 1 option (strategies,
+//! workgroup sizes, tiles, flag words, column modes, BCCOO+ slices) against the f64 product and
+//! the host reference over the same arrays, QUICK and EXHAUSTIVE tuning, bitwise
+//! reproducibility, many back-to-back products (the adjacent-synchronisation workspace is left
+//! clean by every call), and four threads on their own streams multiplying one matrix at once
+//! (each call takes its own workspace slot). Without a GPU every test prints one "skipped: no CUDA device" line
+//! and returns. Tests whose name contains `edge` are the ones run under compute-sanitizer.
+
+mod common;
+
+use common::products::EDGE_CASES;
+use common::products::{assert_product, check_method, check_typed, shared_matrix_files, x_for};
+use tessera::backend::cuda::csr::GpuCsr;
+use tessera::backend::cuda::{DeviceVec, Stream};
+use tessera::methods::bccoo::cuda::BccooGpu;
+use tessera::methods::bccoo::format;
+use tessera::methods::bccoo::params::{ColMode, FormatParams, Params, Shape, Strategy};
+use tessera::methods::bccoo::reference;
+use tessera::methods::GpuMethod;
+use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Status, Tuning};
+
+/// Makes device 0's primary context current on this thread (for raw driver calls in tests).
+fn enter_primary_context() {
+    use cudarc::driver::sys;
+    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
+    unsafe {
+        let mut dev = 0;
+        assert_eq!(sys::cuDeviceGet(&mut dev, 0), sys::CUresult::CUDA_SUCCESS);
+        let mut ctx = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
+    }
+}
+
+fn gpu() -> Option<Handle> {
+    match Handle::with_backend(BackendKind::Cuda, 0) {
+        Ok(h) => Some(h),
+        Err(e) if e.status() == Status::NoDevice => {
+            println!("skipped: no CUDA device ({})", e.detail());
+            None
+        }
+        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
+    }
+}
+
+/// BCCOO's own edge cases beyond EDGE_CASES (the same list as tests/bccoo_host.rs).
+const BCCOO_EDGE_CASES: &[&str] = &[
+    "gen:onerow:64,200000,200000", // one row across ~50 workgroups; 200000 columns: delta16
+    "gen:random:40,300000,60,7",   // wide: delta16 with escapes
+    "gen:emptyrows:3000,20,5",     // half the rows empty: zero blocks with row stops
+    "gen:elasticity:5",            // 3x3 node blocks
+    "gen:stencil27:7",
+    "gen:dense:70,9",
+    "gen:diag:1",
+];
+
+/// Runs `p` on the GPU directly (BccooGpu::with_params) and checks y against the f64 product
+/// and against the host reference over the same arrays, for (alpha, beta) = (1, 0) with NaN in
+/// y and (-2, 0.5).
+fn check_params<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params) {
+    let dev = h.cuda().unwrap();
+    let a = a64.convert::<T>();
+    let ar = a.convert::<f64>();
+    let transpose = tessera::methods::csr_vector::params::fixed_rule(&a.stats(), dev.sm_count());
+    let csr = GpuCsr::upload(dev, Stream(0), &a, transpose).unwrap();
+    let m = BccooGpu::with_params(dev, Stream(0), &a, p).unwrap();
+    let host = format::build(&a, &p.format, p.wg as usize).unwrap();
+    let info = host.wg_info(p.wg as usize);
+    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
+    let dx = DeviceVec::from_slice(dev, &x).unwrap();
+    for (alpha, beta) in [(1.0, 0.0), (-2.0, 0.5)] {
+        let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
+        let start = if beta == 0.0 {
+            vec![T::from_f64(f64::NAN); a.rows()]
+        } else {
+            y0.clone()
+        };
+        let dy = DeviceVec::from_slice(dev, &start).unwrap();
+        m.spmv(
+            &csr,
+            Stream(0),
+            T::from_f64(alpha),
+            dx.addr(),
+            T::from_f64(beta),
+            dy.addr(),
+        )
+        .unwrap();
+        let y = dy.to_vec(Stream(0)).unwrap();
+        let what = format!("{name} {p}");
+        assert_product(
+            &what,
+            &ar,
+            Operation::NonTranspose,
+            alpha,
+            &x,
+            beta,
+            &y0,
+            &y,
+        );
+        let mut want = start.clone();
+        reference::spmv(
+            &host,
+            p.wg as usize,
+            p.strategy,
+            &info,
+            T::from_f64(alpha),
+            &x,
+            T::from_f64(beta),
+            &mut want,
+        );
+        let tol = 64.0 * T::EPSILON;
+        let scale = ar.abs_product_f64(
+            Operation::NonTranspose,
+            &x.iter().map(|v| v.to_f64()).collect::<Vec<_>>(),
+        );
+        for i in 0..y.len() {
+            let bound =
+                tol * (alpha.abs() * scale[i] + (beta * y0[i].to_f64()).abs()) + f64::MIN_POSITIVE;
+            assert!(
+                (y[i].to_f64() - want[i].to_f64()).abs() <= bound,
+                "{what}: GPU y[{i}] = {} but the host reference over the same arrays gives {}",
+                y[i],
+                want[i]
+            );
+        }
+    }
+}
+
+fn params(
+    bh: u32,
+    bw: u32,
+    tile: u32,
+    wg: u32,
+    strategy: Strategy,
+    slices: u32,
+    col: ColMode,
+) -> Params {
+    Params {
+        format: FormatParams {
+            shape: Shape { bw, bh },
+            slices,
+            tile,
+            word_bits: tessera::methods::bccoo::params::default_word_bits(tile),
+            col,
+        },
+        wg,
+        strategy,
+    }
+}
+
+#[test]
+fn bccoo_edge_cases_match_the_f64_product_on_the_gpu() {
+    let Some(h) = gpu() else { return };
+    for spec in EDGE_CASES.iter().chain(BCCOO_EDGE_CASES) {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        check_method(&h, &name, &a, Algorithm::Bccoo, Tuning::None);
+    }
+}
+
+#[test]
+fn bccoo_edge_every_block_shape_strategy_and_bccoo_plus_matches_the_reference_on_the_gpu() {
+    let Some(h) = gpu() else { return };
+    // Short rows with empty ones and ragged right edge; one row across many workgroups.
+    let (_, short) = tessera::io::load("gen:emptyrows:1500,9,4").unwrap();
+    let mut e: Vec<(usize, usize, f64)> =
+        (0..30_000).map(|c| (2, c, 1.0 + (c % 7) as f64)).collect();
+    e.extend(
+        (0..40)
+            .filter(|&r| r != 2)
+            .map(|r| (r, (r * 997) % 30_001, -0.5)),
+    );
+    let long = Csr::from_triplets(40, 30_001, &e).unwrap();
+    for (name, a) in [("emptyrows", &short), ("long row", &long)] {
+        for s in Shape::all() {
+            for (tile, wg, st) in [
+                (8, 64, Strategy::Registers),
+                (16, 256, Strategy::ResultCache(2)),
+                (24, 128, Strategy::ResultCache(1)),
+                (128, 512, Strategy::ResultCache(4)),
+            ] {
+                let p = params(s.bh, s.bw, tile, wg, st, 1, ColMode::U16);
+                check_params::<f64>(&h, name, a, p);
+                check_params::<f32>(&h, name, a, p);
+            }
+            let p = params(
+                s.bh,
+                s.bw,
+                16,
+                128,
+                Strategy::ResultCache(2),
+                4,
+                ColMode::U16,
+            );
+            check_params::<f64>(&h, &format!("{name} bccoo+"), a, p);
+        }
+        for col in [ColMode::U32, ColMode::Delta] {
+            for w in [8, 16, 32] {
+                let mut p = params(2, 1, 32, 128, Strategy::Registers, 1, col);
+                p.format.word_bits = w;
+                check_params::<f64>(&h, name, a, p);
+            }
+        }
+    }
+}
+
+#[test]
+fn bccoo_matches_the_f64_product_on_every_shared_matrix_on_the_gpu() {
+    let Some(h) = gpu() else { return };
+    let Some(files) = shared_matrix_files() else {
+        return;
+    };
+    for f in &files {
+        let (name, a) = tessera::io::load(f.to_str().unwrap()).unwrap();
+        check_method(&h, &name, &a, Algorithm::Bccoo, Tuning::None);
+    }
+}
+
+#[test]
+fn bccoo_quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_product() {
+    let Some(h) = gpu() else { return };
+    for (spec, exhaustive) in [
+        ("gen:elasticity:8", true),
+        ("gen:powerlaw:13,8,2", false),
+        ("gen:lp:200,80000,300,1", false),
+    ] {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        let mut tunings = vec![Tuning::Quick, Tuning::Online];
+        if exhaustive {
+            tunings.push(Tuning::Exhaustive);
+        }
+        for t in tunings {
+            check_typed::<f64>(&h, &name, &a, Algorithm::Bccoo, t);
+            check_typed::<f32>(&h, &name, &a, Algorithm::Bccoo, t);
+            let mut m = Matrix::from_csr(&h, a.clone());
+            m.analyze(&h, Algorithm::Bccoo, t).unwrap();
+            let info = m.info();
+            assert!(info.params.contains("tuned"), "{}", info.params);
+            println!(
+                "{name} {t}: {} ({:.1} ms analysis)",
+                info.params, info.analysis_ms
+            );
+        }
+    }
+}
+
+#[test]
+fn bccoo_products_are_bitwise_reproducible_and_say_so() {
+    let Some(h) = gpu() else { return };
+    // Long rows crossing workgroups: the carry chain of adjacent synchronisation.
+    for spec in ["gen:powerlaw:15,16,3", "gen:onerow:2000,100000,100000"] {
+        let (_, a) = tessera::io::load(spec).unwrap();
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
+        assert!(m.info().deterministic);
+        let x = x_for(a.cols(), 4);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let mut y = vec![0.0; a.rows()];
+            m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+                .unwrap();
+            runs.push(y);
+        }
+        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{spec}");
+    }
+}
+
+#[test]
+fn bccoo_many_back_to_back_products_leave_the_workspace_clean() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let (name, a) = tessera::io::load("gen:onerow:5000,50000,50000").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
+    let x = x_for(a.cols(), 8);
+    let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &vec![0.0; a.rows()]).unwrap();
+    // y = A x, then 99 times y = A x + 0 * y ... with beta = 1 and alpha = 1 y grows to 100 A x.
+    m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+        .unwrap();
+    for _ in 0..99 {
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 1.0, dy.addr())
+            .unwrap();
+    }
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    let zeros = vec![0.0; a.rows()];
+    let mut tolerant = a.clone();
+    tolerant.values_mut().iter_mut().for_each(|v| *v *= 100.0);
+    assert_product(
+        &format!("{name} after 100 products"),
+        &tolerant,
+        Operation::NonTranspose,
+        1.0,
+        &x,
+        0.0,
+        &zeros,
+        &y,
+    );
+}
+
+#[test]
+fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time() {
+    use cudarc::driver::sys;
+    let Some(h) = gpu() else { return };
+    // A row across many workgroups (the carry chain): concurrent products sharing one
+    // adjacent-synchronisation workspace would mix their counters, flags and carries.
+    let (name, a) = tessera::io::load("gen:onerow:20000,60000,60000").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
+    let (m, a, name) = (&m, &a, &name);
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            s.spawn(move || {
+                enter_primary_context();
+                let mut stream = std::ptr::null_mut();
+                // SAFETY: primary context current; valid out-pointer.
+                let r = unsafe {
+                    sys::cuStreamCreate(
+                        &mut stream,
+                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                    )
+                };
+                assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+                let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
+                h.set_stream(stream as usize).unwrap();
+                for round in 0..25 {
+                    let x = x_for(a.cols(), 10 * t + round);
+                    let y0 = x_for(a.rows(), 99);
+                    let mut y = y0.clone();
+                    m.spmv(&h, Operation::NonTranspose, 1.5, &x, -0.5, &mut y)
+                        .unwrap();
+                    assert_product(name, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
+                }
+                h.set_stream(0).unwrap();
+                // SAFETY: no work of ours is left on the stream (spmv waited for its copy).
+                unsafe { sys::cuStreamDestroy_v2(stream) };
+            });
+        }
+    });
+}
