@@ -388,10 +388,11 @@ impl<T: Scalar> Matrix<T> {
     }
 }
 
-/// AUTO with QUICK/EXHAUSTIVE on a GPU: prepares every implemented method with that tuning
-/// (one at a time, keeping only the fastest so far on the device), times each on the matrix
-/// with scratch vectors, and keeps the fastest. Methods that are not bitwise reproducible are
-/// skipped when the handle asks for determinism.
+/// AUTO with QUICK/EXHAUSTIVE on a GPU: prepares every implemented method (one at a time,
+/// keeping only the fastest so far on the device), times each on the matrix with scratch
+/// vectors, and keeps the fastest. QUICK times each method's fixed rule; EXHAUSTIVE lets each
+/// method run its own QUICK search first (a method's EXHAUSTIVE search can take seconds).
+/// Methods that are not bitwise reproducible are skipped when the handle asks for determinism.
 #[allow(clippy::type_complexity)]
 fn auto_by_timing<T: Scalar>(
     dev: &std::sync::Arc<cuda::Device>,
@@ -399,15 +400,20 @@ fn auto_by_timing<T: Scalar>(
     csr: &GpuCsr<T>,
     req: &Request<'_, T>,
 ) -> Result<(Algorithm, Box<dyn GpuMethod<T>>, String)> {
-    let x: Vec<T> = (0..req.stats.cols)
-        .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-        .collect();
+    let x: Vec<T> = crate::methods::scratch_x(req.stats.cols);
     let dx = DeviceVec::from_slice(dev, &x)?;
     let dy = DeviceVec::from_slice(dev, &vec![T::ZERO; req.stats.rows.max(1)])?;
     let mut best: Option<(Algorithm, Box<dyn GpuMethod<T>>, f64)> = None;
     let mut times = Vec::new();
+    let each = Request {
+        tuning: match req.tuning {
+            Tuning::Exhaustive => Tuning::Quick,
+            _ => Tuning::None,
+        },
+        ..*req
+    };
     for alg in select::timed_candidates(req.stats, req.deterministic) {
-        let m = methods::prepare_gpu(alg, dev, stream, csr, req)?;
+        let m = methods::prepare_gpu(alg, dev, stream, csr, &each)?;
         if req.deterministic && !m.deterministic() {
             continue;
         }

@@ -161,9 +161,53 @@ pub fn prepare_gpu<T: Scalar>(
     }
 }
 
-/// Times `m` on the matrix with scratch vectors `x` (cols) and `y` (rows): one warm-up, then
-/// back-to-back products between CUDA events in a batch of about 0.2 ms (2 to 50 calls);
-/// milliseconds per product. Waits for the stream.
+/// The x every tuner times with: values in [-1, 1), never all zeros, the same for every
+/// method so their times compare.
+pub fn scratch_x<T: Scalar>(n: usize) -> Vec<T> {
+    (0..n)
+        .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+        .collect()
+}
+
+/// The timing every tuner uses: CUDA events around one warm-up call and a batch of
+/// back-to-back calls on one stream (BENCHMARKING.md's method, with shorter batches).
+pub struct Timer {
+    start: Event,
+    end: Event,
+    reps: u32,
+}
+
+impl Timer {
+    /// A timer whose batch is one call until [`Timer::calibrate`].
+    pub fn new(dev: &Arc<Device>) -> Result<Self> {
+        Ok(Timer {
+            start: Event::new(dev)?,
+            end: Event::new(dev)?,
+            reps: 1,
+        })
+    }
+
+    /// Sets the batch to about 0.2 ms for calls of `one_ms` each: between 2 and 50 calls.
+    pub fn calibrate(&mut self, one_ms: f64) {
+        self.reps = ((0.2 / one_ms.max(1e-4)).ceil() as u32).clamp(2, 50);
+    }
+
+    /// Milliseconds per call of `f` (which launches one product on `stream`): one warm-up
+    /// call, then the batch between the events. Waits for the stream.
+    pub fn time(&self, stream: Stream, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+        f()?;
+        self.start.record(stream)?;
+        for _ in 0..self.reps {
+            f()?;
+        }
+        self.end.record(stream)?;
+        self.end.synchronize()?;
+        Ok(self.end.elapsed_ms(&self.start)? / self.reps as f64)
+    }
+}
+
+/// Times `m` on the matrix with scratch vectors `x` (cols) and `y` (rows) with a calibrated
+/// [`Timer`]: milliseconds per product.
 pub fn time_gpu<T: Scalar>(
     m: &dyn GpuMethod<T>,
     csr: &GpuCsr<T>,
@@ -172,18 +216,11 @@ pub fn time_gpu<T: Scalar>(
     x: u64,
     y: u64,
 ) -> Result<f64> {
-    let (start, end) = (Event::new(dev)?, Event::new(dev)?);
-    let batch = |reps: u32| -> Result<f64> {
-        start.record(stream)?;
-        for _ in 0..reps {
-            m.spmv(csr, stream, T::ONE, x, T::ZERO, y)?;
-        }
-        end.record(stream)?;
-        end.synchronize()?;
-        Ok(end.elapsed_ms(&start)? / reps as f64)
-    };
-    let one = batch(1)?;
-    batch(((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50))
+    let mut t = Timer::new(dev)?;
+    let mut run = || m.spmv(csr, stream, T::ONE, x, T::ZERO, y);
+    let one = t.time(stream, &mut run)?;
+    t.calibrate(one);
+    t.time(stream, run)
 }
 
 /// Writes the caller's values (in CSR order) into a format's value array through its value map:

@@ -19,10 +19,11 @@ use super::params::{self, FormatParams, MatrixFacts, Params, Shape, Stage, WG_VA
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    launch, launch_shared, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    launch, launch_shared, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
 use crate::csr::Csr;
 use crate::error::{Error, Result};
+use crate::methods::Timer;
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::collections::HashMap;
@@ -475,8 +476,7 @@ struct Tuner<'a, T: Scalar> {
     facts: &'a MatrixFacts,
     x: DeviceBuffer,
     y: DeviceBuffer,
-    ev: (Event, Event),
-    reps: u32,
+    timer: Timer,
     kernels: HashMap<Shape, Kernels>,
     blocked: Option<Blocked>,
     current: Option<DevFormat>,
@@ -492,9 +492,7 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         facts: &'a MatrixFacts,
     ) -> Result<Self> {
         // x in [-1, 1), never all zeros; y written only (beta = 0).
-        let x: Vec<T> = (0..csr.cols())
-            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-            .collect();
+        let x: Vec<T> = crate::methods::scratch_x(csr.cols());
         Ok(Tuner {
             dev,
             stream,
@@ -506,8 +504,7 @@ impl<'a, T: Scalar> Tuner<'a, T> {
                 csr.rows() * std::mem::size_of::<T>(),
                 "tuning scratch y",
             )?,
-            ev: (Event::new(dev)?, Event::new(dev)?),
-            reps: 1,
+            timer: Timer::new(dev)?,
             kernels: HashMap::new(),
             blocked: None,
             current: None,
@@ -555,16 +552,11 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         let k = &self.kernels[&key];
         let f = self.current.as_ref().expect("format uploaded");
         let (x, y) = (self.x.addr(), self.y.addr());
-        let go = || f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y);
-        go()?;
-        self.ev.0.record(self.stream)?;
-        for _ in 0..self.reps {
-            go()?;
-        }
-        self.ev.1.record(self.stream)?;
-        self.ev.1.synchronize()?;
+        let ms = self.timer.time(self.stream, || {
+            f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y)
+        })?;
         self.timed += 1;
-        Ok(self.ev.1.elapsed_ms(&self.ev.0)? / self.reps as f64)
+        Ok(ms)
     }
 
     /// The staged search from `fixed`: each stage's candidates around the incumbent; a
@@ -577,8 +569,7 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         quick: bool,
     ) -> Result<(Params, f64, f64)> {
         let one = self.time(&fixed)?;
-        // Batches of about 0.2 ms, between 2 and 50 calls.
-        self.reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+        self.timer.calibrate(one);
         let fixed_ms = self.time(&fixed)?;
         let (mut best, mut best_ms) = (fixed, fixed_ms);
         for &stage in stages {

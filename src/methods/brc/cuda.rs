@@ -22,10 +22,10 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    launch, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
 use crate::error::Result;
-use crate::methods::Request;
+use crate::methods::{Request, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -376,30 +376,21 @@ impl<T: Scalar> BrcGpu<T> {
         if stats.rows == 0 || stats.nnz == 0 {
             return Ok((cands[0], first, "nothing to time on an empty matrix".into()));
         }
-        let x: Vec<T> = (0..stats.cols)
-            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-            .collect();
+        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
         let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
         let dy = DeviceBuffer::alloc(
             dev,
             stats.rows * std::mem::size_of::<T>(),
             "tuning scratch y",
         )?;
-        let ev = (Event::new(dev)?, Event::new(dev)?);
-        let time = |on: &OnDevice, p: Params, reps: u32| -> Result<f64> {
-            on.run(k, dev, p, stream, T::ONE, dx.addr(), T::ZERO, dy.addr())?;
-            ev.0.record(stream)?;
-            for _ in 0..reps {
-                on.run(k, dev, p, stream, T::ONE, dx.addr(), T::ZERO, dy.addr())?;
-            }
-            ev.1.record(stream)?;
-            ev.1.synchronize()?;
-            Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
+        let mut timer = Timer::new(dev)?;
+        let (x, y) = (dx.addr(), dy.addr());
+        let run = |on: &OnDevice, p: Params| -> Result<()> {
+            on.run(k, dev, p, stream, T::ONE, x, T::ZERO, y)
         };
-        let one = time(&first, cands[0], 1)?;
-        // Batches of about 0.2 ms, between 2 and 50 calls.
-        let reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
-        let fixed_ms = time(&first, cands[0], reps)?;
+        let one = timer.time(stream, || run(&first, cands[0]))?;
+        timer.calibrate(one);
+        let fixed_ms = timer.time(stream, || run(&first, cands[0]))?;
         let (mut best, mut best_ms, mut best_on) = (cands[0], fixed_ms, first);
         let mut formats = 1;
         let mut keys: Vec<(u32, u32, u32)> = Vec::new();
@@ -428,7 +419,7 @@ impl<T: Scalar> BrcGpu<T> {
             let on = fresh.as_ref().unwrap_or(&best_on);
             let mut winner = None;
             for p in group {
-                let ms = time(on, p, reps)?;
+                let ms = timer.time(stream, || run(on, p))?;
                 if ms < best_ms * (1.0 - MIN_GAIN) {
                     best_ms = ms;
                     winner = Some(p);

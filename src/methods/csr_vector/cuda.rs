@@ -18,6 +18,7 @@ use crate::backend::cuda::{
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::{self, OnlineTuner, Params, ONLINE_MIN_GAIN};
+use crate::methods::Timer;
 use crate::scalar::Scalar;
 use crate::types::{Tuning, ValueType};
 use std::marker::PhantomData;
@@ -108,28 +109,6 @@ fn run<T: Scalar>(
     }
 }
 
-/// Times `p` on the real matrix: `reps` back-to-back calls between events, per call in ms.
-#[allow(clippy::too_many_arguments)]
-fn time<T: Scalar>(
-    kernels: &[(u32, Function)],
-    csr: &GpuCsr<T>,
-    p: Params,
-    stream: Stream,
-    x: u64,
-    y: u64,
-    reps: u32,
-    ev: &(Event, Event),
-) -> Result<f64> {
-    run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y)?;
-    ev.0.record(stream)?;
-    for _ in 0..reps {
-        run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y)?;
-    }
-    ev.1.record(stream)?;
-    ev.1.synchronize()?;
-    Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
-}
-
 impl<T: Scalar> CsrVectorGpu<T> {
     /// Chooses the parameters (fixed rule, or by timing with `tuning`) and loads the kernels.
     pub fn prepare(
@@ -189,23 +168,22 @@ impl<T: Scalar> CsrVectorGpu<T> {
             return Ok((cands[0], "nothing to time on an empty matrix".into()));
         }
         // x in [-1, 1), never all zeros; y written only.
-        let x: Vec<T> = (0..stats.cols)
-            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-            .collect();
+        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
         let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
         let dy = DeviceBuffer::alloc(
             dev,
             stats.rows * std::mem::size_of::<T>(),
             "tuning scratch y",
         )?;
-        let ev = (Event::new(dev)?, Event::new(dev)?);
-        let one = time(kernels, csr, cands[0], stream, dx.addr(), dy.addr(), 1, &ev)?;
-        // Batches of about 0.2 ms, between 2 and 50 calls.
-        let reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+        let mut timer = Timer::new(dev)?;
+        let (x, y) = (dx.addr(), dy.addr());
+        let run = |p: Params| move || run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y);
+        let one = timer.time(stream, run(cands[0]))?;
+        timer.calibrate(one);
         let mut fixed_ms = f64::INFINITY;
         let (mut best, mut best_ms) = (cands[0], f64::INFINITY);
         for (i, &p) in cands.iter().enumerate() {
-            let ms = time(kernels, csr, p, stream, dx.addr(), dy.addr(), reps, &ev)?;
+            let ms = timer.time(stream, run(p))?;
             if i == 0 {
                 fixed_ms = ms;
                 best_ms = ms;

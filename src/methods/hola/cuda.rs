@@ -9,10 +9,10 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    copy_to_host, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    copy_to_host, launch, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
 use crate::error::Result;
-use crate::methods::{GpuMethod, Request};
+use crate::methods::{GpuMethod, Request, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -266,27 +266,6 @@ impl<T: Scalar> std::fmt::Debug for HolaGpu<T> {
     }
 }
 
-/// Times `r` on the matrix: `reps` calls between events after one warm-up, per call in ms.
-#[allow(clippy::too_many_arguments)]
-fn time<T: Scalar>(
-    r: &Ready,
-    csr: &GpuCsr<T>,
-    stream: Stream,
-    x: u64,
-    y: u64,
-    reps: u32,
-    ev: &(Event, Event),
-) -> Result<f64> {
-    r.spmv(csr, stream, T::ONE, x, T::ZERO, y)?;
-    ev.0.record(stream)?;
-    for _ in 0..reps {
-        r.spmv(csr, stream, T::ONE, x, T::ZERO, y)?;
-    }
-    ev.1.record(stream)?;
-    ev.1.synchronize()?;
-    Ok(ev.1.elapsed_ms(&ev.0)? / reps as f64)
-}
-
 impl<T: Scalar> HolaGpu<T> {
     /// Chooses the parameters (fixed rule, or by timing candidates), loads the kernels and
     /// builds the row-start buffer.
@@ -339,28 +318,25 @@ impl<T: Scalar> HolaGpu<T> {
         cands: &[Params],
     ) -> Result<(Ready, String)> {
         let stats = req.stats;
-        let x: Vec<T> = (0..stats.cols)
-            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-            .collect();
+        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
         let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
         let dy = DeviceBuffer::alloc(
             dev,
             stats.rows.max(1) * std::mem::size_of::<T>(),
             "tuning scratch y",
         )?;
-        let ev = (Event::new(dev)?, Event::new(dev)?);
+        let mut timer = Timer::new(dev)?;
         let mut best: Option<(Ready, f64)> = None;
         let mut fixed_ms = f64::INFINITY;
-        let mut reps = 0;
         let mut all = String::new();
         for (i, &p) in cands.iter().enumerate() {
             let r = Ready::new(dev, stream, csr, p)?;
-            if reps == 0 {
-                let one = time(&r, csr, stream, dx.addr(), dy.addr(), 1, &ev)?;
-                // Batches of about 0.2 ms, between 2 and 50 calls.
-                reps = ((0.2 / one.max(1e-4)).ceil() as u32).clamp(2, 50);
+            let mut run = || r.spmv(csr, stream, T::ONE, dx.addr(), T::ZERO, dy.addr());
+            if i == 0 {
+                let one = timer.time(stream, &mut run)?;
+                timer.calibrate(one);
             }
-            let ms = time(&r, csr, stream, dx.addr(), dy.addr(), reps, &ev)?;
+            let ms = timer.time(stream, run)?;
             all.push_str(&format!(
                 " {}/{}/{}={ms:.4}",
                 p.threads, p.npt, p.sort as u8
