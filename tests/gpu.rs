@@ -80,13 +80,14 @@ fn quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_produ
             check_typed::<f64>(&h, &name, &a, Algorithm::CsrVector, tuning);
             check_typed::<f32>(&h, &name, &a, Algorithm::CsrVector, tuning);
         }
+        // AUTO with QUICK times every method's fixed rule and names them all.
         let mut m = Matrix::from_csr(&h, a.clone());
         m.analyze(&h, Algorithm::Auto, Tuning::Quick).unwrap();
-        assert!(
-            m.info().params.contains("candidates timed"),
-            "{}",
-            m.info().params
-        );
+        let p = m.info().params;
+        assert!(p.starts_with("AUTO timed "), "{p}");
+        let note = p.split(": chose").next().unwrap();
+        assert_eq!(note.matches(" ms").count(), tessera::select::IMPLEMENTED.len(), "{p}");
+        check_typed::<f64>(&h, &name, &a, Algorithm::Auto, Tuning::Quick);
     }
 }
 
