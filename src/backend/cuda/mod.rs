@@ -770,6 +770,26 @@ impl DeviceBuffer {
         Ok(b)
     }
 
+    /// Allocates `bytes` and zeroes them on `stream` (asynchronous).
+    pub fn zeroed(
+        dev: &Arc<Device>,
+        stream: Stream,
+        bytes: usize,
+        what: &str,
+    ) -> Result<DeviceBuffer> {
+        let b = DeviceBuffer::alloc(dev, bytes, what)?;
+        if bytes > 0 {
+            let _g = dev.enter()?;
+            // SAFETY: ptr is our allocation of `bytes` bytes in this context; the stream is
+            // the default stream or one of this context (checked when it was set).
+            check(
+                unsafe { sys::cuMemsetD8Async(b.ptr, 0, bytes, stream.raw()) },
+                "cuMemsetD8Async",
+            )?;
+        }
+        Ok(b)
+    }
+
     /// The device address (0 for an empty buffer).
     pub fn addr(&self) -> u64 {
         self.ptr
