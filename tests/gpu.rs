@@ -86,7 +86,11 @@ fn quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_produ
         let p = m.info().params;
         assert!(p.starts_with("AUTO timed "), "{p}");
         let note = p.split(": chose").next().unwrap();
-        assert_eq!(note.matches(" ms").count(), tessera::select::IMPLEMENTED.len(), "{p}");
+        assert_eq!(
+            note.matches(" ms").count(),
+            tessera::select::IMPLEMENTED.len(),
+            "{p}"
+        );
         check_typed::<f64>(&h, &name, &a, Algorithm::Auto, Tuning::Quick);
     }
 }
