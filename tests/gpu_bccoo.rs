@@ -342,3 +342,60 @@ fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time(
         }
     });
 }
+
+/// Eight threads, each with its own stream, queue 25 products of one matrix back to back
+/// without waiting (y += 1.5*A*x each time): twice as many concurrent products as the
+/// workspace ring has slots, so calls must wait for a slot's previous user on the device.
+/// A shared slot would mix adjacent-synchronisation counters (wrong sums or a hang).
+#[test]
+fn bccoo_eight_streams_queueing_products_of_one_matrix_never_share_a_workspace_slot() {
+    use cudarc::driver::sys;
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let (name, a) = tessera::io::load("gen:onerow:20000,60000,60000").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
+    let (m, a, name, dev) = (&m, &a, &name, &dev);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            s.spawn(move || {
+                enter_primary_context();
+                let mut stream = std::ptr::null_mut();
+                // SAFETY: primary context current; valid out-pointer.
+                let r = unsafe {
+                    sys::cuStreamCreate(
+                        &mut stream,
+                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+                    )
+                };
+                assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+                let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
+                h.set_stream(stream as usize).unwrap();
+                let x = x_for(a.cols(), 7 + t);
+                let y0 = x_for(a.rows(), 99 + t);
+                let dx = DeviceVec::from_slice(dev, &x).unwrap();
+                let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+                let rounds = 25;
+                for _ in 0..rounds {
+                    m.spmv_device(&h, Operation::NonTranspose, 1.5, dx.addr(), 1.0, dy.addr())
+                        .unwrap();
+                }
+                let y = dy.to_vec(h.cuda_stream()).unwrap();
+                // y = y0 + 25 * 1.5 * A x: the product with alpha = 37.5, beta = 1.
+                assert_product(
+                    &format!("{name}, stream {t}, {rounds} queued products"),
+                    a,
+                    Operation::NonTranspose,
+                    1.5 * rounds as f64,
+                    &x,
+                    1.0,
+                    &y0,
+                    &y,
+                );
+                h.set_stream(0).unwrap();
+                // SAFETY: to_vec waited for the stream; nothing of ours is left on it.
+                unsafe { sys::cuStreamDestroy_v2(stream) };
+            });
+        }
+    });
+}

@@ -72,6 +72,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuStreamGetCtx",
     "cuStreamIsCapturing",
     "cuStreamSynchronize",
+    "cuStreamWaitEvent",
 ];
 
 /// Loads the first of cudarc's candidate names for `name` that loads, and checks that it has
@@ -911,6 +912,17 @@ impl Event {
             return Ok(false);
         }
         check(r, "cuEventQuery").map(|_| true)
+    }
+
+    /// Makes `stream` wait (on the device, without blocking the host) for the work before the
+    /// event's last record.
+    pub fn wait_on(&self, stream: Stream) -> Result<()> {
+        let _g = self.dev.enter()?;
+        // SAFETY: live event and stream of this context.
+        check(
+            unsafe { sys::cuStreamWaitEvent(stream.raw(), self.ev, 0) },
+            "cuStreamWaitEvent",
+        )
     }
 
     /// Waits for the event.

@@ -8,10 +8,12 @@
 //! Products of one matrix may run concurrently (several threads, handles or streams): the
 //! workspace (counter, flags, Grp_sum, BCCOO+'s temporary buffer) is a ring of
 //! [`WORKSPACE_RING`] slots and each call takes the next one, so up to that many products of
-//! one matrix can be in flight at once. A BCCOO+ temporary buffer above
-//! [`TMP_RING_BYTES`] in all gets fewer slots (down to one): concurrent BCCOO+ products of such
-//! a matrix then share it. A launch captured in a CUDA graph keeps the slot it was captured
-//! with.
+//! one matrix can be in flight at once; a call whose slot is still in use by another stream
+//! waits for it on the device (`cuStreamWaitEvent`), never sharing a slot, so more concurrent
+//! calls are serialised rather than mixed. A BCCOO+ temporary buffer above [`TMP_RING_BYTES`]
+//! in all gets fewer slots (down to one), which narrows the ring. A launch captured in a CUDA
+//! graph keeps the slot it was captured with: replaying it concurrently with other products of
+//! the same matrix is not ordered.
 
 use super::describe_format;
 use super::format::{self, Bccoo, Blocked, ColArrays};
@@ -19,7 +21,8 @@ use super::params::{self, FormatParams, MatrixFacts, Params, Shape, Stage, WG_VA
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    launch, launch_shared, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
+    is_capturing, launch, launch_shared, synchronize, Device, DeviceBuffer, Event, Function,
+    KernelArgs, Stream,
 };
 use crate::csr::Csr;
 use crate::error::{Error, Result};
@@ -28,8 +31,7 @@ use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Threads per block of the combine kernel.
 const COMBINE_BLOCK: u32 = 256;
@@ -90,8 +92,28 @@ struct DevFormat {
     /// Workspace slots, and temporary-buffer slots.
     slots: usize,
     tmp_slots: usize,
-    /// The next slot to take.
-    next: AtomicUsize,
+    /// Which slot the next call takes, and per slot an event recorded after the last launch
+    /// that used it: a call waits (on the device) for the slot's previous user, so any number
+    /// of concurrent products stays correct; beyond the ring size they run one after another.
+    order: Mutex<SlotOrder>,
+}
+
+/// See [`DevFormat::order`].
+struct SlotOrder {
+    next: usize,
+    done: Vec<Event>,
+    used: Vec<bool>,
+}
+
+impl std::fmt::Debug for SlotOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SlotOrder(next {}, {} slots)",
+            self.next,
+            self.done.len()
+        )
+    }
 }
 
 impl DevFormat {
@@ -185,7 +207,11 @@ impl DevFormat {
             max_wgs: nwg,
             slots,
             tmp_slots,
-            next: AtomicUsize::new(0),
+            order: Mutex::new(SlotOrder {
+                next: 0,
+                done: (0..slots).map(|_| Event::new(dev)).collect::<Result<_>>()?,
+                used: vec![false; slots],
+            }),
         })
     }
 
@@ -239,15 +265,29 @@ impl DevFormat {
                 self.max_wgs
             )));
         }
-        // This call's workspace slot.
-        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots;
+        // This call's workspace slot (a BCCOO+ temporary buffer with fewer slots narrows the
+        // ring); the lock is held until the slot's event is recorded after the launches.
+        let bccoo_plus = self.params.slices > 1;
+        let ring = if bccoo_plus {
+            self.slots.min(self.tmp_slots)
+        } else {
+            self.slots
+        };
+        let mut order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = order.next % ring;
+        order.next = order.next.wrapping_add(1);
+        // Not while capturing into a graph: an event recorded outside the capture cannot be
+        // waited on inside it (the graph keeps the slot it was captured with).
+        let capturing = is_capturing(dev, stream)?;
+        if !capturing && order.used[slot] {
+            order.done[slot].wait_on(stream)?;
+        }
         let sync = self.sync.addr() + (slot * (1 + self.max_wgs) * 4) as u64;
         let carry = self.carry.addr()
             + (slot * self.max_wgs * self.params.shape.bh as usize * std::mem::size_of::<T>())
                 as u64;
         let tmp = self.tmp.addr()
             + ((slot % self.tmp_slots) * self.out_len * std::mem::size_of::<T>()) as u64;
-        let bccoo_plus = self.params.slices > 1;
         let (out, limit, a, b) = if bccoo_plus {
             (tmp, self.out_len as i64, T::ONE, T::ZERO)
         } else {
@@ -275,7 +315,7 @@ impl DevFormat {
         // int cols, int config): every array is this format's, built for nwg * wg threads of
         // `config`'s tile and word type (checked above: same format parameters); wg_info has nwg
         // entries, this slot's sync 1 + nwg (or more) zeroed words (no other call uses the slot
-        // while this one runs, up to WORKSPACE_RING calls in flight) and its carry nwg * bh
+        // while this one runs: it waited for the slot's previous user) and its carry nwg * bh
         // values; x holds cols and out `limit` values (y checked by the caller, or this slot's
         // temporary buffer); the dynamic shared memory is what the kernel lays out for
         // blockDim.x = wg and `config`.
@@ -307,6 +347,10 @@ impl DevFormat {
             // long long rows, T* y, T alpha, T beta): tmp holds slices * stride values with
             // stride >= rows; y holds rows values (checked by the caller).
             unsafe { launch(dev, &k.combine, grid, COMBINE_BLOCK, stream, args)? };
+        }
+        if !capturing {
+            order.done[slot].record(stream)?;
+            order.used[slot] = true;
         }
         Ok(())
     }
