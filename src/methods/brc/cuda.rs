@@ -22,14 +22,14 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    launch, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
+    is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::error::Result;
 use crate::methods::{Request, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
@@ -78,6 +78,10 @@ struct OnDevice {
     partial: DeviceBuffer,
     value_slot: DeviceBuffer,
     summary: String,
+    /// The deterministic variant's partial sums are one buffer per matrix: an event recorded
+    /// after each product that used them, which the next product's stream waits on (on the
+    /// device), so concurrent products on different streams never share the buffer.
+    partial_order: Mutex<Option<(Event, bool)>>,
 }
 
 impl OnDevice {
@@ -113,6 +117,11 @@ impl OnDevice {
             )?,
             value_slot: up(&f.value_slot, "BRC value map")?,
             summary: f.summary(),
+            partial_order: Mutex::new(if f.variant == Variant::Deterministic {
+                Some((Event::new(dev)?, false))
+            } else {
+                None
+            }),
         })
     }
 
@@ -134,9 +143,41 @@ impl OnDevice {
         .sum()
     }
 
-    /// One product with `p`'s launch (`rep`, block size): see the module comment.
+    /// One product with `p`'s launch (`rep`, block size): see the module comment. The
+    /// deterministic variant first waits (on the device) for the previous product that used
+    /// the partial buffer, unless the stream is being captured into a graph (an event recorded
+    /// outside a capture cannot be waited on inside it).
     #[allow(clippy::too_many_arguments)]
     fn run<T: Scalar>(
+        &self,
+        k: &Kernels,
+        dev: &Device,
+        p: Params,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let mut order = self.partial_order.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((done, used)) = order.as_mut() else {
+            return self.launches(k, dev, p, stream, alpha, x, beta, y);
+        };
+        let capturing = is_capturing(dev, stream)?;
+        if *used && !capturing {
+            done.wait_on(stream)?;
+        }
+        self.launches(k, dev, p, stream, alpha, x, beta, y)?;
+        if !capturing {
+            done.record(stream)?;
+            *used = true;
+        }
+        Ok(())
+    }
+
+    /// The launches of one product.
+    #[allow(clippy::too_many_arguments)]
+    fn launches<T: Scalar>(
         &self,
         k: &Kernels,
         dev: &Device,
