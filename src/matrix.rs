@@ -400,9 +400,8 @@ fn auto_by_timing<T: Scalar>(
     csr: &GpuCsr<T>,
     req: &Request<'_, T>,
 ) -> Result<(Algorithm, Box<dyn GpuMethod<T>>, String)> {
-    let x: Vec<T> = crate::methods::scratch_x(req.stats.cols);
-    let dx = DeviceVec::from_slice(dev, &x)?;
-    let dy = DeviceVec::from_slice(dev, &vec![T::ZERO; req.stats.rows.max(1)])?;
+    let scratch = methods::Scratch::new::<T>(dev, stream, req.stats.rows, req.stats.cols)?;
+    let (x, y) = scratch.addrs();
     let mut best: Option<(Algorithm, Box<dyn GpuMethod<T>>, f64)> = None;
     let mut times = Vec::new();
     let each = Request {
@@ -417,7 +416,7 @@ fn auto_by_timing<T: Scalar>(
         if req.deterministic && !m.deterministic() {
             continue;
         }
-        let ms = methods::time_gpu(m.as_ref(), csr, dev, stream, dx.addr(), dy.addr())?;
+        let ms = methods::time_gpu(m.as_ref(), csr, dev, stream, x, y)?;
         times.push(format!("{alg} {ms:.4} ms"));
         if best.as_ref().is_none_or(|b| ms < b.2) {
             best = Some((alg, m, ms));

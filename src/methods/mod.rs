@@ -17,7 +17,7 @@ pub mod hola;
 pub mod transpose;
 
 use crate::backend::cuda::csr::GpuCsr;
-use crate::backend::cuda::{Device, Event, Stream};
+use crate::backend::cuda::{Device, DeviceBuffer, Event, Stream};
 use crate::csr::{Csr, RowStats};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -161,12 +161,39 @@ pub fn prepare_gpu<T: Scalar>(
     }
 }
 
-/// The x every tuner times with: values in [-1, 1), never all zeros, the same for every
-/// method so their times compare.
-pub fn scratch_x<T: Scalar>(n: usize) -> Vec<T> {
-    (0..n)
-        .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-        .collect()
+/// The vectors every tuner times with, on the device (freed on drop): x with values in
+/// [-1, 1), never all zeros, the same for every method so their times compare; y written only
+/// (the timed products use beta = 0).
+pub struct Scratch {
+    x: DeviceBuffer,
+    y: DeviceBuffer,
+}
+
+impl Scratch {
+    /// x of `cols` and y of `rows` values of `T`.
+    pub fn new<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
+        let x: Vec<T> = (0..cols)
+            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
+            .collect();
+        Ok(Scratch {
+            x: DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?,
+            y: DeviceBuffer::alloc(
+                dev,
+                rows.max(1) * std::mem::size_of::<T>(),
+                "tuning scratch y",
+            )?,
+        })
+    }
+
+    /// Device addresses of x and y.
+    pub fn addrs(&self) -> (u64, u64) {
+        (self.x.addr(), self.y.addr())
+    }
 }
 
 /// The timing every tuner uses: CUDA events around one warm-up call and a batch of

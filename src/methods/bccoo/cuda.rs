@@ -26,7 +26,7 @@ use crate::backend::cuda::{
 };
 use crate::csr::Csr;
 use crate::error::{Error, Result};
-use crate::methods::Timer;
+use crate::methods::{Scratch, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::collections::HashMap;
@@ -518,8 +518,7 @@ struct Tuner<'a, T: Scalar> {
     stream: Stream,
     csr: &'a Csr<T>,
     facts: &'a MatrixFacts,
-    x: DeviceBuffer,
-    y: DeviceBuffer,
+    scratch: Scratch,
     timer: Timer,
     kernels: HashMap<Shape, Kernels>,
     blocked: Option<Blocked>,
@@ -535,19 +534,12 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         csr: &'a Csr<T>,
         facts: &'a MatrixFacts,
     ) -> Result<Self> {
-        // x in [-1, 1), never all zeros; y written only (beta = 0).
-        let x: Vec<T> = crate::methods::scratch_x(csr.cols());
         Ok(Tuner {
             dev,
             stream,
             csr,
             facts,
-            x: DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?,
-            y: DeviceBuffer::alloc(
-                dev,
-                csr.rows() * std::mem::size_of::<T>(),
-                "tuning scratch y",
-            )?,
+            scratch: Scratch::new::<T>(dev, stream, csr.rows(), csr.cols())?,
             timer: Timer::new(dev)?,
             kernels: HashMap::new(),
             blocked: None,
@@ -595,7 +587,7 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         }
         let k = &self.kernels[&key];
         let f = self.current.as_ref().expect("format uploaded");
-        let (x, y) = (self.x.addr(), self.y.addr());
+        let (x, y) = self.scratch.addrs();
         let ms = self.timer.time(self.stream, || {
             f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y)
         })?;

@@ -25,7 +25,7 @@ use crate::backend::cuda::{
     is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::error::Result;
-use crate::methods::{Request, Timer};
+use crate::methods::{Request, Scratch, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -417,15 +417,9 @@ impl<T: Scalar> BrcGpu<T> {
         if stats.rows == 0 || stats.nnz == 0 {
             return Ok((cands[0], first, "nothing to time on an empty matrix".into()));
         }
-        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
-        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
-        let dy = DeviceBuffer::alloc(
-            dev,
-            stats.rows * std::mem::size_of::<T>(),
-            "tuning scratch y",
-        )?;
+        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
         let mut timer = Timer::new(dev)?;
-        let (x, y) = (dx.addr(), dy.addr());
+        let (x, y) = scratch.addrs();
         let run = |on: &OnDevice, p: Params| -> Result<()> {
             on.run(k, dev, p, stream, T::ONE, x, T::ZERO, y)
         };

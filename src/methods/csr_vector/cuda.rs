@@ -13,12 +13,12 @@
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    is_capturing, launch, synchronize, Device, Event, Function, KernelArgs, Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::{self, OnlineTuner, Params, ONLINE_MIN_GAIN};
-use crate::methods::Timer;
+use crate::methods::{Scratch, Timer};
 use crate::scalar::Scalar;
 use crate::types::{Tuning, ValueType};
 use std::marker::PhantomData;
@@ -167,16 +167,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         if stats.rows == 0 || stats.nnz == 0 {
             return Ok((cands[0], "nothing to time on an empty matrix".into()));
         }
-        // x in [-1, 1), never all zeros; y written only.
-        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
-        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
-        let dy = DeviceBuffer::alloc(
-            dev,
-            stats.rows * std::mem::size_of::<T>(),
-            "tuning scratch y",
-        )?;
+        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
         let mut timer = Timer::new(dev)?;
-        let (x, y) = (dx.addr(), dy.addr());
+        let (x, y) = scratch.addrs();
         let run = |p: Params| move || run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y);
         let one = timer.time(stream, run(cands[0]))?;
         timer.calibrate(one);

@@ -12,7 +12,7 @@ use crate::backend::cuda::{
     copy_to_host, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::error::Result;
-use crate::methods::{GpuMethod, Request, Timer};
+use crate::methods::{GpuMethod, Request, Scratch, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -330,20 +330,15 @@ impl<T: Scalar> HolaGpu<T> {
         cands: &[Params],
     ) -> Result<(Ready, String)> {
         let stats = req.stats;
-        let x: Vec<T> = crate::methods::scratch_x(stats.cols);
-        let dx = DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?;
-        let dy = DeviceBuffer::alloc(
-            dev,
-            stats.rows.max(1) * std::mem::size_of::<T>(),
-            "tuning scratch y",
-        )?;
+        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
+        let (x, y) = scratch.addrs();
         let mut timer = Timer::new(dev)?;
         let mut best: Option<(Ready, f64)> = None;
         let mut fixed_ms = f64::INFINITY;
         let mut all = String::new();
         for (i, &p) in cands.iter().enumerate() {
             let r = Ready::new(dev, stream, csr, p, None)?;
-            let mut run = || r.spmv(csr, stream, T::ONE, dx.addr(), T::ZERO, dy.addr());
+            let mut run = || r.spmv(csr, stream, T::ONE, x, T::ZERO, y);
             if i == 0 {
                 let one = timer.time(stream, &mut run)?;
                 timer.calibrate(one);
