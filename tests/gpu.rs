@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::gpu::{destroy_stream, gpu, new_stream};
+
 use common::products::{
     assert_product, check, check_typed, shared_matrix_files, x_for, EDGE_CASES,
 };
@@ -17,37 +19,11 @@ use tessera::api::*;
 use tessera::backend::cuda::{DeviceBuffer, DeviceVec};
 use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Status, Tuning};
 
-fn gpu() -> Option<Handle> {
-    match Handle::with_backend(BackendKind::Cuda, 0) {
-        Ok(h) => Some(h),
-        Err(e) if e.status() == Status::NoDevice => {
-            println!("skipped: no CUDA device ({})", e.detail());
-            None
-        }
-        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
-    }
-}
-
 fn last_error() -> String {
     // SAFETY: tessera_last_error returns a NUL-terminated thread-local string.
     unsafe { CStr::from_ptr(tessera_last_error()) }
         .to_string_lossy()
         .into_owned()
-}
-
-/// Makes device 0's primary context current on this thread (for raw driver calls in tests).
-fn enter_primary_context() {
-    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
-    unsafe {
-        let mut dev = 0;
-        assert_eq!(sys::cuDeviceGet(&mut dev, 0), sys::CUresult::CUDA_SUCCESS);
-        let mut ctx = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
-    }
 }
 
 #[test]
@@ -320,16 +296,7 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
 fn products_on_a_non_default_stream_and_a_replayed_cuda_graph_are_right() {
     let Some(mut h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
-    enter_primary_context();
-    let mut stream = std::ptr::null_mut();
-    // SAFETY: primary context current; valid out-pointer.
-    let r = unsafe {
-        sys::cuStreamCreate(
-            &mut stream,
-            sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-        )
-    };
-    assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+    let stream = new_stream();
     h.set_stream(stream as usize).unwrap();
     let (name, a) = tessera::io::load("gen:powerlaw:12,8,5").unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());
@@ -393,8 +360,8 @@ fn products_on_a_non_default_stream_and_a_replayed_cuda_graph_are_right() {
         sys::cuGraphExecDestroy(graph_exec);
     }
     h.set_stream(0).unwrap();
-    // SAFETY: no work of ours is left on the stream.
-    unsafe { sys::cuStreamDestroy_v2(stream) };
+    // No work of ours is left on the stream.
+    destroy_stream(stream);
 }
 
 #[test]

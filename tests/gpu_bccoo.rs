@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::gpu::{destroy_stream, gpu, new_stream};
+
 use common::products::EDGE_CASES;
 use common::products::{assert_product, check_method, check_typed, shared_matrix_files, x_for};
 use tessera::backend::cuda::csr::GpuCsr;
@@ -19,34 +21,7 @@ use tessera::methods::bccoo::format;
 use tessera::methods::bccoo::params::{ColMode, FormatParams, Params, Shape, Strategy};
 use tessera::methods::bccoo::reference;
 use tessera::methods::GpuMethod;
-use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Status, Tuning};
-
-/// Makes device 0's primary context current on this thread (for raw driver calls in tests).
-fn enter_primary_context() {
-    use cudarc::driver::sys;
-    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
-    unsafe {
-        let mut dev = 0;
-        assert_eq!(sys::cuDeviceGet(&mut dev, 0), sys::CUresult::CUDA_SUCCESS);
-        let mut ctx = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
-    }
-}
-
-fn gpu() -> Option<Handle> {
-    match Handle::with_backend(BackendKind::Cuda, 0) {
-        Ok(h) => Some(h),
-        Err(e) if e.status() == Status::NoDevice => {
-            println!("skipped: no CUDA device ({})", e.detail());
-            None
-        }
-        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
-    }
-}
+use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 /// BCCOO's own edge cases beyond EDGE_CASES (the same list as tests/bccoo_host.rs).
 const BCCOO_EDGE_CASES: &[&str] = &[
@@ -304,7 +279,6 @@ fn bccoo_many_back_to_back_products_leave_the_workspace_clean() {
 
 #[test]
 fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time() {
-    use cudarc::driver::sys;
     let Some(h) = gpu() else { return };
     // A row across many workgroups (the carry chain): concurrent products sharing one
     // adjacent-synchronisation workspace would mix their counters, flags and carries.
@@ -315,16 +289,7 @@ fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time(
     std::thread::scope(|s| {
         for t in 0..4u64 {
             s.spawn(move || {
-                enter_primary_context();
-                let mut stream = std::ptr::null_mut();
-                // SAFETY: primary context current; valid out-pointer.
-                let r = unsafe {
-                    sys::cuStreamCreate(
-                        &mut stream,
-                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                    )
-                };
-                assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+                let stream = new_stream();
                 let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
                 h.set_stream(stream as usize).unwrap();
                 for round in 0..25 {
@@ -336,8 +301,8 @@ fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time(
                     assert_product(name, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
                 }
                 h.set_stream(0).unwrap();
-                // SAFETY: no work of ours is left on the stream (spmv waited for its copy).
-                unsafe { sys::cuStreamDestroy_v2(stream) };
+                // No work of ours is left on the stream (spmv waited for its copy).
+                destroy_stream(stream);
             });
         }
     });
@@ -349,53 +314,9 @@ fn bccoo_four_threads_on_their_own_streams_multiply_one_matrix_at_the_same_time(
 /// A shared slot would mix adjacent-synchronisation counters (wrong sums or a hang).
 #[test]
 fn bccoo_eight_streams_queueing_products_of_one_matrix_never_share_a_workspace_slot() {
-    use cudarc::driver::sys;
     let Some(h) = gpu() else { return };
-    let dev = h.cuda().unwrap().clone();
     let (name, a) = tessera::io::load("gen:onerow:20000,60000,60000").unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
-    let (m, a, name, dev) = (&m, &a, &name, &dev);
-    std::thread::scope(|s| {
-        for t in 0..8u64 {
-            s.spawn(move || {
-                enter_primary_context();
-                let mut stream = std::ptr::null_mut();
-                // SAFETY: primary context current; valid out-pointer.
-                let r = unsafe {
-                    sys::cuStreamCreate(
-                        &mut stream,
-                        sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                    )
-                };
-                assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
-                let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
-                h.set_stream(stream as usize).unwrap();
-                let x = x_for(a.cols(), 7 + t);
-                let y0 = x_for(a.rows(), 99 + t);
-                let dx = DeviceVec::from_slice(dev, &x).unwrap();
-                let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-                let rounds = 25;
-                for _ in 0..rounds {
-                    m.spmv_device(&h, Operation::NonTranspose, 1.5, dx.addr(), 1.0, dy.addr())
-                        .unwrap();
-                }
-                let y = dy.to_vec(h.cuda_stream()).unwrap();
-                // y = y0 + 25 * 1.5 * A x: the product with alpha = 37.5, beta = 1.
-                assert_product(
-                    &format!("{name}, stream {t}, {rounds} queued products"),
-                    a,
-                    Operation::NonTranspose,
-                    1.5 * rounds as f64,
-                    &x,
-                    1.0,
-                    &y0,
-                    &y,
-                );
-                h.set_stream(0).unwrap();
-                // SAFETY: to_vec waited for the stream; nothing of ours is left on it.
-                unsafe { sys::cuStreamDestroy_v2(stream) };
-            });
-        }
-    });
+    common::gpu::queued_products_on_streams(&m, &a, &name, 8, 25);
 }

@@ -8,24 +8,15 @@
 
 mod common;
 
+use common::gpu::gpu;
+
 use common::products::{assert_product, check_method, shared_matrix_files, x_for, EDGE_CASES};
 use tessera::backend::cuda::csr::GpuCsr;
 use tessera::backend::cuda::DeviceVec;
 use tessera::methods::brc::format::{self, Variant};
 use tessera::methods::brc::{cuda::BrcGpu, reference, Params};
 use tessera::methods::{csr_vector, GpuMethod, Request};
-use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Status, Tuning};
-
-fn gpu() -> Option<Handle> {
-    match Handle::with_backend(BackendKind::Cuda, 0) {
-        Ok(h) => Some(h),
-        Err(e) if e.status() == Status::NoDevice => {
-            println!("skipped: no CUDA device ({})", e.detail());
-            None
-        }
-        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
-    }
-}
+use tessera::{Algorithm, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 /// A plain and a deterministic handle.
 fn gpus() -> Option<[Handle; 2]> {
@@ -281,66 +272,12 @@ fn brc_gpu_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
 /// products must wait for each other on the device instead of sharing the buffer.
 #[test]
 fn brc_gpu_deterministic_products_queued_on_eight_streams_do_not_share_partials() {
-    use cudarc::driver::sys;
     let Some(mut h) = gpu() else { return };
     h.set_deterministic(true);
-    let dev = h.cuda().unwrap().clone();
     // Power-law rows: many rows split across blocks, so the partial buffer is in use.
     let (name, a) = tessera::io::load("gen:powerlaw:15,16,3").unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
     assert!(m.info().deterministic, "{}", m.info().params);
-    let (m, a, name, dev) = (&m, &a, &name, &dev);
-    std::thread::scope(|s| {
-        for t in 0..8u64 {
-            s.spawn(move || {
-                // SAFETY: plain driver calls with valid out-pointers; the library initialised
-                // the driver and retained device 0's primary context.
-                let stream = unsafe {
-                    let mut d = 0;
-                    assert_eq!(sys::cuDeviceGet(&mut d, 0), sys::CUresult::CUDA_SUCCESS);
-                    let mut ctx = std::ptr::null_mut();
-                    assert_eq!(
-                        sys::cuDevicePrimaryCtxRetain(&mut ctx, d),
-                        sys::CUresult::CUDA_SUCCESS
-                    );
-                    assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
-                    let mut s = std::ptr::null_mut();
-                    assert_eq!(
-                        sys::cuStreamCreate(
-                            &mut s,
-                            sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32
-                        ),
-                        sys::CUresult::CUDA_SUCCESS
-                    );
-                    s
-                };
-                let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
-                h.set_stream(stream as usize).unwrap();
-                let x = x_for(a.cols(), 7 + t);
-                let y0 = x_for(a.rows(), 99 + t);
-                let dx = DeviceVec::from_slice(dev, &x).unwrap();
-                let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-                let rounds = 20;
-                for _ in 0..rounds {
-                    m.spmv_device(&h, Operation::NonTranspose, 1.5, dx.addr(), 1.0, dy.addr())
-                        .unwrap();
-                }
-                let y = dy.to_vec(h.cuda_stream()).unwrap();
-                assert_product(
-                    &format!("{name}, stream {t}, {rounds} queued products"),
-                    a,
-                    Operation::NonTranspose,
-                    1.5 * rounds as f64,
-                    &x,
-                    1.0,
-                    &y0,
-                    &y,
-                );
-                h.set_stream(0).unwrap();
-                // SAFETY: to_vec waited for the stream; nothing of ours is left on it.
-                unsafe { sys::cuStreamDestroy_v2(stream) };
-            });
-        }
-    });
+    common::gpu::queued_products_on_streams(&m, &a, &name, 8, 20);
 }

@@ -8,21 +8,12 @@
 
 mod common;
 
+use common::gpu::gpu;
+
 use common::products::{check_method, check_typed, shared_matrix_files, EDGE_CASES};
 use tessera::backend::cuda::csr::GpuCsr;
 use tessera::methods::hola;
-use tessera::{Algorithm, BackendKind, Csr, Handle, Matrix, Status, Tuning};
-
-fn gpu() -> Option<Handle> {
-    match Handle::with_backend(BackendKind::Cuda, 0) {
-        Ok(h) => Some(h),
-        Err(e) if e.status() == Status::NoDevice => {
-            println!("skipped: no CUDA device ({})", e.detail());
-            None
-        }
-        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
-    }
-}
+use tessera::{Algorithm, Csr, Matrix, Tuning};
 
 /// Rows of every length 1..=9, 16, 32, 64, 2048, 2049, 4096 separated by runs of 0..5 empty
 /// rows: row ends land on every thread offset and on block boundaries of every NPB.
@@ -154,23 +145,7 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
     use tessera::Operation;
     let Some(mut h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
-    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
-    let stream = unsafe {
-        let mut d = 0;
-        assert_eq!(sys::cuDeviceGet(&mut d, 0), sys::CUresult::CUDA_SUCCESS);
-        let mut ctx = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuDevicePrimaryCtxRetain(&mut ctx, d),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
-        let mut s = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        s
-    };
+    let stream = common::gpu::new_stream();
     h.set_stream(stream as usize).unwrap();
     for spec in ["gen:powerlaw:12,8,5", "gen:circuit:200000,5,4,50000,3"] {
         let (name, a) = tessera::io::load(spec).unwrap();
@@ -236,6 +211,6 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
         );
     }
     h.set_stream(0).unwrap();
-    // SAFETY: no work of ours is left on the stream.
-    unsafe { sys::cuStreamDestroy_v2(stream) };
+    // No work of ours is left on the stream.
+    common::gpu::destroy_stream(stream);
 }

@@ -1,7 +1,9 @@
-//! Helpers shared by the tests that build and run native programs against the real library
-//! (`c_programs.rs`, `install.rs`).
+//! Helpers shared by the tests: native programs against the real library (`c_programs.rs`,
+//! `install.rs`), products checked against the f64 product (`products`), GPU handles and
+//! streams (`gpu`).
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod gpu;
 pub mod products;
 
 use std::path::PathBuf;

@@ -1,0 +1,100 @@
+//! What the GPU test files share: the CUDA handle (or one skip line without a GPU), the raw
+//! driver calls some tests need (primary context, streams), and the concurrency check that
+//! queues products of one matrix on several streams at once.
+
+use super::products::{assert_product, x_for};
+use cudarc::driver::sys;
+use tessera::backend::cuda::DeviceVec;
+use tessera::{BackendKind, Csr, Handle, Matrix, Operation, Status};
+
+/// A handle on CUDA device 0, or None after printing one "skipped: no CUDA device" line.
+pub fn gpu() -> Option<Handle> {
+    match Handle::with_backend(BackendKind::Cuda, 0) {
+        Ok(h) => Some(h),
+        Err(e) if e.status() == Status::NoDevice => {
+            println!("skipped: no CUDA device ({})", e.detail());
+            None
+        }
+        Err(e) => panic!("opening CUDA device 0 failed: {e}"),
+    }
+}
+
+/// Makes device 0's primary context current on this thread (for raw driver calls in tests).
+pub fn enter_primary_context() {
+    // SAFETY: plain driver calls with valid out-pointers; the library initialised the driver.
+    unsafe {
+        let mut dev = 0;
+        assert_eq!(sys::cuDeviceGet(&mut dev, 0), sys::CUresult::CUDA_SUCCESS);
+        let mut ctx = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        assert_eq!(sys::cuCtxSetCurrent(ctx), sys::CUresult::CUDA_SUCCESS);
+    }
+}
+
+/// A new non-blocking stream in device 0's primary context (made current on this thread).
+pub fn new_stream() -> sys::CUstream {
+    enter_primary_context();
+    let mut stream = std::ptr::null_mut();
+    // SAFETY: primary context current; valid out-pointer.
+    let r = unsafe {
+        sys::cuStreamCreate(
+            &mut stream,
+            sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
+        )
+    };
+    assert_eq!(r, sys::CUresult::CUDA_SUCCESS);
+    stream
+}
+
+/// Destroys a stream of [`new_stream`]; the caller has waited for its work.
+pub fn destroy_stream(stream: sys::CUstream) {
+    // SAFETY: a live stream of ours with nothing of ours left on it.
+    unsafe { sys::cuStreamDestroy_v2(stream) };
+}
+
+/// `threads` threads, each with its own handle and stream, queue `rounds` products of `m`
+/// back to back without waiting (y += 1.5*A*x each time), then check y = y0 + rounds·1.5·A x.
+/// Methods with a per-matrix workspace must keep concurrent products apart.
+pub fn queued_products_on_streams(
+    m: &Matrix<f64>,
+    a: &Csr<f64>,
+    name: &str,
+    threads: u64,
+    rounds: usize,
+) {
+    let dev = gpu().expect("a GPU").cuda().unwrap().clone();
+    let dev = &dev;
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            s.spawn(move || {
+                let stream = new_stream();
+                let mut h = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
+                h.set_stream(stream as usize).unwrap();
+                let x = x_for(a.cols(), 7 + t);
+                let y0 = x_for(a.rows(), 99 + t);
+                let dx = DeviceVec::from_slice(dev, &x).unwrap();
+                let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+                for _ in 0..rounds {
+                    m.spmv_device(&h, Operation::NonTranspose, 1.5, dx.addr(), 1.0, dy.addr())
+                        .unwrap();
+                }
+                let y = dy.to_vec(h.cuda_stream()).unwrap();
+                assert_product(
+                    &format!("{name}, stream {t}, {rounds} queued products"),
+                    a,
+                    Operation::NonTranspose,
+                    1.5 * rounds as f64,
+                    &x,
+                    1.0,
+                    &y0,
+                    &y,
+                );
+                h.set_stream(0).unwrap();
+                destroy_stream(stream);
+            });
+        }
+    });
+}
