@@ -79,19 +79,26 @@
 #define BCCOO_SKIP_SCAN 1
 #define BCCOO_WAIT 2
 #define BCCOO_PUBLISH 4
+// Prefetch depth of step 1: the columns, x values and block values of BCCOO_PF blocks are all
+// loaded before any is used, so every thread keeps that many blocks' loads in flight (the
+// compiler did not hoist them over the row-stop stores on its own: lap3d7 -20% time,
+// stencil27 -6%, elasticity -1%, H100). Fewer for larger blocks so the arrays stay in the
+// 64 registers that __launch_bounds__(512, 2) allows (8 blocks with (512, 1) lost occupancy
+// and was slower on the large matrices).
+#define BCCOO_PF (BCCOO_BH * BCCOO_BW >= 8 ? 2 : (BCCOO_BH * BCCOO_BW >= 3 ? 4 : 8))
 
 // bw consecutive values of one block row, in as few loads as the alignment allows (the host
 // places each at a multiple of bw values).
 template <typename T, int BW>
 __device__ __forceinline__ void bccoo_load(const T *__restrict__ p, T (&v)[BW]) {
     if constexpr (BW == 1) {
-        v[0] = tessera_ro_load(p);
+        v[0] = __ldcs(p);
     } else if constexpr (sizeof(T) == 4 && BW == 2) {
-        const float2 t = __ldg(reinterpret_cast<const float2 *>(p));
+        const float2 t = __ldcs(reinterpret_cast<const float2 *>(p));
         v[0] = t.x;
         v[1] = t.y;
     } else if constexpr (sizeof(T) == 4 && BW == 4) {
-        const float4 t = __ldg(reinterpret_cast<const float4 *>(p));
+        const float4 t = __ldcs(reinterpret_cast<const float4 *>(p));
         v[0] = t.x;
         v[1] = t.y;
         v[2] = t.z;
@@ -99,23 +106,27 @@ __device__ __forceinline__ void bccoo_load(const T *__restrict__ p, T (&v)[BW]) 
     } else {
 #pragma unroll
         for (int k = 0; k < BW; k += 2) {
-            const double2 t = __ldg(reinterpret_cast<const double2 *>(p + k));
+            const double2 t = __ldcs(reinterpret_cast<const double2 *>(p + k));
             v[k] = t.x;
             v[k + 1] = t.y;
         }
     }
 }
 
+// The matrix arrays (flags, columns, values) are read once per product: streaming loads
+// (__ldcs, evict-first) keep them from pushing x out of L1/L2 (elasticity -7% time, H100).
+// x and the first-result entries use the read-only path.
+
 // Flag word i (8 << wlog bits).
 __device__ __forceinline__ unsigned bccoo_word(const void *__restrict__ bits, int wlog,
                                                long long i) {
     if (wlog == 0) {
-        return tessera_ro_load(static_cast<const unsigned char *>(bits) + i);
+        return __ldcs(static_cast<const unsigned char *>(bits) + i);
     }
     if (wlog == 1) {
-        return tessera_ro_load(static_cast<const unsigned short *>(bits) + i);
+        return __ldcs(static_cast<const unsigned short *>(bits) + i);
     }
-    return tessera_ro_load(static_cast<const unsigned *>(bits) + i);
+    return __ldcs(static_cast<const unsigned *>(bits) + i);
 }
 
 // The block column at stored position p; `prev` is the previous block's of the same tile.
@@ -123,13 +134,13 @@ __device__ __forceinline__ unsigned bccoo_col(const void *__restrict__ col,
                                               const unsigned *__restrict__ col_full, int mode,
                                               long long p, unsigned prev) {
     if (mode == 0) {
-        return tessera_ro_load(static_cast<const unsigned short *>(col) + p);
+        return __ldcs(static_cast<const unsigned short *>(col) + p);
     }
     if (mode == 1) {
-        return tessera_ro_load(static_cast<const unsigned *>(col) + p);
+        return __ldcs(static_cast<const unsigned *>(col) + p);
     }
     // §2.2: the segmented difference as a short; -1 means "read the original array".
-    const short d = tessera_ro_load(static_cast<const short *>(col) + p);
+    const short d = __ldcs(static_cast<const short *>(col) + p);
     return d == -1 ? tessera_ro_load(col_full + p) : (unsigned)((int)prev + (int)d);
 }
 
@@ -246,42 +257,61 @@ bccoo_spmv(const void *__restrict__ bits, const void *__restrict__ col,
             widx += 32;
         }
         const unsigned chunk = word >> (jb & (wbits - 1));
+        // BCCOO_PF blocks at a time: columns (the delta chain), x, values, then the sums.
 #pragma unroll
-        for (int jj = 0; jj < 8; ++jj, p += 32) {
-            const unsigned c = bccoo_col(col, col_full, mode, p, prev);
-            prev = c;
-            const long long cc = (long long)c * BCCOO_BW;
-            T xv[BCCOO_BW];
+        for (int j0 = 0; j0 < 8; j0 += BCCOO_PF) {
+            unsigned cs[BCCOO_PF];
 #pragma unroll
-            for (int k = 0; k < BCCOO_BW; ++k) {
-                // A block at the last block column may reach past the matrix's last column.
-                xv[k] = (BCCOO_BW == 1 || cc + k < cols) ? tessera_ro_load(x + cc + k) : T(0);
+            for (int q = 0; q < BCCOO_PF; ++q) {
+                cs[q] = bccoo_col(col, col_full, mode, p + 32 * q, prev);
+                prev = cs[q];
             }
+            T xv[BCCOO_PF][BCCOO_BW];
 #pragma unroll
-            for (int i = 0; i < BCCOO_BH; ++i) {
-                T v[BCCOO_BW];
-                bccoo_load<T, BCCOO_BW>(values + ((long long)i * padded + p) * BCCOO_BW, v);
+            for (int q = 0; q < BCCOO_PF; ++q) {
+                const long long cc = (long long)cs[q] * BCCOO_BW;
 #pragma unroll
                 for (int k = 0; k < BCCOO_BW; ++k) {
-                    acc[i] += v[k] * xv[k];
+                    xv[q][k] =
+                        (BCCOO_BW == 1 || cc + k < cols) ? tessera_ro_load(x + cc + k) : T(0);
                 }
             }
-            if (((chunk >> jj) & 1u) == 0) { // row stop (§2.2: flag 0)
-                if (!has_stop) {
+            T va[BCCOO_PF][BCCOO_BH][BCCOO_BW];
 #pragma unroll
-                    for (int i = 0; i < BCCOO_BH; ++i) {
-                        first[i] = acc[i];
-                    }
-                    has_stop = true;
-                } else {
-                    bccoo_emit<T>(row, acc, row0, cap, s_cache, out, limit, alpha, beta);
-                }
-                ++row;
+            for (int q = 0; q < BCCOO_PF; ++q) {
 #pragma unroll
                 for (int i = 0; i < BCCOO_BH; ++i) {
-                    acc[i] = T(0);
+                    bccoo_load<T, BCCOO_BW>(
+                        values + ((long long)i * padded + p + 32 * q) * BCCOO_BW, va[q][i]);
                 }
             }
+#pragma unroll
+            for (int q = 0; q < BCCOO_PF; ++q) {
+#pragma unroll
+                for (int i = 0; i < BCCOO_BH; ++i) {
+#pragma unroll
+                    for (int k = 0; k < BCCOO_BW; ++k) {
+                        acc[i] += va[q][i][k] * xv[q][k];
+                    }
+                }
+                if (((chunk >> (j0 + q)) & 1u) == 0) { // row stop (§2.2: flag 0)
+                    if (!has_stop) {
+#pragma unroll
+                        for (int i = 0; i < BCCOO_BH; ++i) {
+                            first[i] = acc[i];
+                        }
+                        has_stop = true;
+                    } else {
+                        bccoo_emit<T>(row, acc, row0, cap, s_cache, out, limit, alpha, beta);
+                    }
+                    ++row;
+#pragma unroll
+                    for (int i = 0; i < BCCOO_BH; ++i) {
+                        acc[i] = T(0);
+                    }
+                }
+            }
+            p += 32 * BCCOO_PF;
         }
     }
 

@@ -417,6 +417,7 @@ fn auto_by_timing<T: Scalar>(
             continue;
         }
         let ms = methods::time_gpu(m.as_ref(), csr, dev, stream, x, y)?;
+        methods::log_tuning("auto", &alg, ms);
         times.push(format!("{alg} {ms:.4} ms"));
         if best.as_ref().is_none_or(|b| ms < b.2) {
             best = Some((alg, m, ms));

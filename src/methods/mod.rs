@@ -233,6 +233,20 @@ impl Timer {
     }
 }
 
+/// When the environment variable `TESSERA_LOG_TUNING` is set (to anything but `0`), every
+/// candidate a tuner times is printed to stderr as one line: `tessera tuning: <method>
+/// <candidate> <ms> ms`. Read once per process. For users who want to see why the tuner chose
+/// what `info.params` says, and for choosing fixed rules from real timings.
+pub fn log_tuning(method: &str, candidate: &dyn std::fmt::Display, ms: f64) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        std::env::var_os("TESSERA_LOG_TUNING").is_some_and(|v| !v.is_empty() && v != "0")
+    });
+    if on {
+        eprintln!("tessera tuning: {method} {candidate} {ms:.5} ms");
+    }
+}
+
 /// Times `m` on the matrix with scratch vectors `x` (cols) and `y` (rows) with a calibrated
 /// [`Timer`]: milliseconds per product.
 pub fn time_gpu<T: Scalar>(

@@ -591,6 +591,7 @@ impl<'a, T: Scalar> Tuner<'a, T> {
         let ms = self.timer.time(self.stream, || {
             f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y)
         })?;
+        crate::methods::log_tuning("bccoo", p, ms);
         self.timed += 1;
         Ok(ms)
     }

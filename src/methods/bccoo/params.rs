@@ -331,11 +331,17 @@ impl MatrixFacts {
 
 /// The fixed rule (TUNING_NONE). The paper tunes everything (§4) and gives no rule, so this is
 /// ours, built from its observations:
-/// - block shape: the smallest estimated footprint (§4's first pruning, taken to its minimum);
+/// - block shape: the smallest estimated footprint (§4's first pruning, taken to its minimum),
+///   except that a shape of at most 8 entries within [`SMALL_SHAPE_SLACK`] of it is preferred
+///   to a larger one (dense 2000²: 4x2 0.0210 ms against 4x4 0.0238 ms on an H100 — a 4x4
+///   block's 16 values per load step crowd the 64 registers of the kernel);
 /// - tile 16 with u16 flags (§3.2.1's example: "a single short" of flags per thread) and
 ///   workgroups of 256 threads — halved (down to 64 threads, then tile 8) while the matrix
 ///   would give fewer than two workgroups per SM, so that small matrices still spread over the
-///   device (the paper's matrices all had >= 1M non-zeros);
+///   device (the paper's matrices all had >= 1M non-zeros); tile 32 with u32 flags when even
+///   that leaves [`LARGE_WGS_PER_SM`] workgroups per SM (elasticity 48: tile 16 0.108 ms,
+///   32 0.100 ms; EXHAUSTIVE found 64 best at 0.097 ms, but 64 lost on stencil27 and 32 did
+///   not: longer tiles spread a warp's x gathers over more rows);
 /// - strategy (§3.2.2): short segments -> strategy 2 with a result cache of 2 x WG (coalesced
 ///   writes of many results); segments longer than a tile (mean blocks per block row > tile)
 ///   -> strategy 1 (few results, nothing to gather);
@@ -343,10 +349,13 @@ impl MatrixFacts {
 /// - u16 column indices when they fit, else the delta compression (§2.2) — or u32 where the
 ///   sampled rows say that more than [`MAX_DELTA_ESCAPES`] of the deltas would escape.
 pub fn fixed_rule(f: &MatrixFacts, sm_count: u32) -> Params {
-    let shape = f.shapes_by_footprint()[0];
+    let shape = fixed_shape(f);
     let blocks = f.blocks_of(shape);
     let want = 2.0 * sm_count.max(1) as f64;
     let (mut wg, mut tile) = (256u32, 16u32);
+    if blocks / ((wg * 32) as f64) >= LARGE_WGS_PER_SM * sm_count.max(1) as f64 {
+        tile = 32;
+    }
     while wg > 64 && blocks / ((wg * tile) as f64) < want {
         wg /= 2;
     }
@@ -371,6 +380,29 @@ pub fn fixed_rule(f: &MatrixFacts, sm_count: u32) -> Params {
         wg,
         strategy,
     }
+}
+
+/// How much larger (relative) a shape of at most 8 entries may be estimated than the smallest
+/// footprint and still be the fixed rule's shape (see [`fixed_rule`]).
+pub const SMALL_SHAPE_SLACK: f64 = 0.03;
+
+/// Workgroups of 256 threads x tile 32 per SM from which the fixed rule takes tile 32.
+pub const LARGE_WGS_PER_SM: f64 = 3.0;
+
+/// The fixed rule's block shape: the smallest footprint, or a shape of at most 8 entries within
+/// [`SMALL_SHAPE_SLACK`] of it.
+fn fixed_shape(f: &MatrixFacts) -> Shape {
+    let by = f.shapes_by_footprint();
+    let best = by[0];
+    if best.area() <= 8 {
+        return best;
+    }
+    let cb = |s: Shape| f.col_bytes(s.bw, 16);
+    let fp = |s: Shape| footprint(s, f.blocks_of(s), f.val_bytes, cb(s));
+    let limit = fp(best) * (1.0 + SMALL_SHAPE_SLACK);
+    by.into_iter()
+        .find(|&s| s.area() <= 8 && fp(s) <= limit)
+        .unwrap_or(best)
 }
 
 /// True when BCCOO+ is worth timing in QUICK: the matrix is wider than tall (the paper's one
@@ -600,6 +632,35 @@ mod tests {
         assert_eq!(default_word_bits(16), 16);
         assert_eq!(default_word_bits(24), 8);
         assert_eq!(default_word_bits(96), 32);
+    }
+
+    #[test]
+    fn fixed_rule_prefers_small_blocks_near_the_smallest_footprint_and_long_tiles_when_large() {
+        // Every shape fully filled: 4x4 has the smallest footprint, an 8-entry shape is 1.8%
+        // larger and within the slack, so the rule takes it.
+        let f = facts(100_000, 100_000);
+        assert_eq!(f.shapes_by_footprint()[0].area(), 16);
+        let p = fixed_rule(&f, 132);
+        assert_eq!(p.format.shape.area(), 8, "{p}");
+        // Without the slack's margin (a 4x4 far smaller), 4x4 stays.
+        let mut g = facts(100_000, 100_000);
+        for (s, b) in g.blocks.iter_mut() {
+            if s.area() != 16 {
+                *b *= 1.2;
+            }
+        }
+        assert_eq!(fixed_rule(&g, 132).format.shape.area(), 16);
+        // 10M rows x 7 x 1.5 = 105M entries: >= 3 workgroups of 256 x 32 per SM -> tile 32
+        // with u32 flag words; 1M rows is below that.
+        let p = fixed_rule(&facts(10_000_000, 10_000_000), 132);
+        assert_eq!(
+            (p.wg, p.format.tile, p.format.word_bits),
+            (256, 32, 32),
+            "{p}"
+        );
+        assert!(p.is_valid());
+        let p = fixed_rule(&facts(1_000_000, 1_000_000), 132);
+        assert_eq!((p.wg, p.format.tile), (256, 16), "{p}");
     }
 
     #[test]

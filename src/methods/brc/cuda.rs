@@ -455,6 +455,7 @@ impl<T: Scalar> BrcGpu<T> {
             let mut winner = None;
             for p in group {
                 let ms = timer.time(stream, || run(on, p))?;
+                crate::methods::log_tuning("brc", &p, ms);
                 if ms < best_ms * (1.0 - MIN_GAIN) {
                     best_ms = ms;
                     winner = Some(p);

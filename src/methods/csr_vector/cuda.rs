@@ -177,6 +177,7 @@ impl<T: Scalar> CsrVectorGpu<T> {
         let (mut best, mut best_ms) = (cands[0], f64::INFINITY);
         for (i, &p) in cands.iter().enumerate() {
             let ms = timer.time(stream, run(p))?;
+            crate::methods::log_tuning("csr_vector", &p, ms);
             if i == 0 {
                 fixed_ms = ms;
                 best_ms = ms;

@@ -344,6 +344,7 @@ impl<T: Scalar> HolaGpu<T> {
                 timer.calibrate(one);
             }
             let ms = timer.time(stream, run)?;
+            crate::methods::log_tuning("hola", &p, ms);
             all.push_str(&format!(
                 " {}/{}/{}={ms:.4}",
                 p.threads, p.npt, p.sort as u8
