@@ -69,9 +69,12 @@ __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
         const unsigned width = info.y;
         unsigned e = info.x + r;
         T sum = T(0);
+        // Values and column ids are read once per product: streaming loads (evict-first), so
+        // they do not push x out of the caches (H100: powerlaw 0.153 -> 0.146 ms, emptyrows
+        // 0.171 -> 0.161 ms, circuit 0.065 -> 0.063 ms; stencils unchanged).
 #pragma unroll 4
         for (unsigned j = 0; j < width; ++j, e += (unsigned)b1) {
-            sum += tessera_ro_load(val + e) * tessera_ro_load(x + tessera_ro_load(col + e));
+            sum += __ldcs(val + e) * tessera_ro_load(x + __ldcs(col + e));
         }
         const unsigned low = d & ~BRC_SPLIT;
         if ((d & BRC_SPLIT) == 0u) {
@@ -106,7 +109,7 @@ __device__ __forceinline__ void brc_ell(int rows, int k, const int *__restrict__
     unsigned e = (unsigned)i;
 #pragma unroll 4
     for (int j = 0; j < k; ++j, e += (unsigned)rows) {
-        sum += tessera_ro_load(val + e) * tessera_ro_load(x + tessera_ro_load(col + e));
+        sum += __ldcs(val + e) * tessera_ro_load(x + __ldcs(col + e)); // as in brc_spmv
     }
     y[i] = beta != T(0) ? alpha * sum + beta * y[i] : alpha * sum;
 }

@@ -336,9 +336,11 @@ impl MatrixFacts {
 ///   to a larger one (dense 2000²: 4x2 0.0210 ms against 4x4 0.0238 ms on an H100 — a 4x4
 ///   block's 16 values per load step crowd the 64 registers of the kernel);
 /// - tile 16 with u16 flags (§3.2.1's example: "a single short" of flags per thread) and
-///   workgroups of 256 threads — halved (down to 64 threads, then tile 8) while the matrix
-///   would give fewer than two workgroups per SM, so that small matrices still spread over the
-///   device (the paper's matrices all had >= 1M non-zeros); tile 32 with u32 flags when even
+///   workgroups of 256 threads — tile 8, then workgroups halved down to 64 threads, while the
+///   matrix would give fewer than one workgroup per SM, so that small matrices still spread
+///   over the device (the paper's matrices all had >= 1M non-zeros; H100 EXHAUSTIVE sweeps of
+///   dense 2000² and bcsstk16 found tile 8 with 128-256 threads best: 4x2 tile 8 WG 256
+///   0.0210 ms, tile 16 WG 64 0.0245 ms); tile 32 with u32 flags when even
 ///   that leaves [`LARGE_WGS_PER_SM`] workgroups per SM (elasticity 48: tile 16 0.108 ms,
 ///   32 0.100 ms; EXHAUSTIVE found 64 best at 0.097 ms, but 64 lost on stencil27 and 32 did
 ///   not: longer tiles spread a warp's x gathers over more rows);
@@ -351,16 +353,16 @@ impl MatrixFacts {
 pub fn fixed_rule(f: &MatrixFacts, sm_count: u32) -> Params {
     let shape = fixed_shape(f);
     let blocks = f.blocks_of(shape);
-    let want = 2.0 * sm_count.max(1) as f64;
+    let want = sm_count.max(1) as f64;
     let (mut wg, mut tile) = (256u32, 16u32);
-    if blocks / ((wg * 32) as f64) >= LARGE_WGS_PER_SM * sm_count.max(1) as f64 {
+    if blocks / ((wg * 32) as f64) >= LARGE_WGS_PER_SM * want {
         tile = 32;
-    }
-    while wg > 64 && blocks / ((wg * tile) as f64) < want {
-        wg /= 2;
     }
     if blocks / ((wg * tile) as f64) < want {
         tile = 8;
+    }
+    while wg > 64 && blocks / ((wg * tile) as f64) < want {
+        wg /= 2;
     }
     let block_rows = f.rows.div_ceil(shape.bh as usize).max(1);
     let per_row = blocks / block_rows as f64;
