@@ -1,6 +1,6 @@
 //! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
-//! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR and
-//! HOLA (BCCOO and BRC are not in the heuristic yet: their measurements are too few); with
+//! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR, HOLA
+//! and BRC (BCCOO is not in the heuristic: it wins only with tuning, on block matrices); with
 //! QUICK/EXHAUSTIVE on a GPU, `Matrix::analyze` times every implemented method on the real
 //! matrix and keeps the fastest ([`timed_candidates`]).
 #![forbid(unsafe_code)]
@@ -34,10 +34,25 @@ pub fn implemented(alg: Algorithm) -> bool {
 ///   0.137 ms, 0.112 vs 0.121, 0.151 vs 0.189). Below that size CSR_VECTOR's single launch
 ///   wins, and with shorter rows (lap3d7: 0.160 vs 0.164 ms) its groups are as good.
 ///
-/// `deterministic` keeps CSR_VECTOR (HOLA combines shared rows with float atomics).
+/// And BRC (its ELL+BRC hybrid) for large matrices of short rows that are all about as long
+/// (stencils, uniform random): the ELL part is read column-major without row pointers, and the
+/// rows longer than its width are few (H100, f64, against the better cuSPARSE: lap3d7 160³
+/// 1.41x vs HOLA 1.19x, grid2d 725² 2.28x vs 1.21x, stencil27 100³ 1.15x vs 1.05x, uniform
+/// 1.07x vs 1.01x; not elasticity's 81-entry rows: 1.09x vs 1.11x). Its analysis is slower
+/// (0.46 s against HOLA's 0.04 s on lap3d7 160³: it sorts the rows by length).
+///
+/// `deterministic` keeps CSR_VECTOR (HOLA and BRC combine shared rows with float atomics).
 pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
+    }
+    let mean = stats.mean.max(1.0);
+    let even_short_rows = stats.nnz >= 1_000_000
+        && stats.mean <= 32.0
+        && stats.max as f64 <= 1.5 * mean
+        && stats.std_dev <= 0.25 * mean;
+    if even_short_rows {
+        return Algorithm::Brc;
     }
     let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
     let wide = stats.mean > 128.0;
@@ -97,14 +112,21 @@ mod tests {
             heuristic(&stats("gen:uniform:2000,8,1"), false),
             Algorithm::CsrVector
         );
-        // Large with longer rows: HOLA; as large with 7 per row: CSR_VECTOR.
+        // Large with even short rows: BRC; large with longer rows: HOLA.
         assert_eq!(
             heuristic(&stats("gen:uniform:300000,16,1"), false),
-            Algorithm::Hola
+            Algorithm::Brc
         );
+        assert_eq!(heuristic(&stats("gen:lap3d7:90"), false), Algorithm::Brc);
+        assert_eq!(heuristic(&stats("gen:grid2d:725"), false), Algorithm::Brc);
         assert_eq!(
-            heuristic(&stats("gen:lap3d7:90"), false),
+            heuristic(&stats("gen:elasticity:12"), false),
             Algorithm::CsrVector
+        );
+        // Half the rows empty: not even (CSR_VECTOR below 4M, HOLA above).
+        assert_eq!(
+            heuristic(&stats("gen:emptyrows:300000,16,1"), false),
+            Algorithm::Hola
         );
         assert_eq!(
             heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false),
