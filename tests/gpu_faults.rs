@@ -38,7 +38,7 @@ const MEMORY_TOLERANCE: i64 = 8 << 20;
 const KINDS: [Fault; 4] = [Fault::Alloc, Fault::Compile, Fault::Load, Fault::Launch];
 
 fn small() -> bool {
-    std::env::var("TESSERA_TEST_SMALL").is_ok_and(|v| v == "1")
+    common::test_small()
 }
 
 /// The next N of a sweep: every N, or (small mode) every N up to 8 and then a stride of N/3.
@@ -117,7 +117,10 @@ fn create<T: Scalar>(h: tessera_handle, a: &Csr<f64>) -> tessera_matrix {
 
 fn destroy(m: tessera_matrix) {
     // SAFETY: a live matrix of ours, used by nobody else.
-    ok(unsafe { tessera_destroy_matrix(m) }, "tessera_destroy_matrix");
+    ok(
+        unsafe { tessera_destroy_matrix(m) },
+        "tessera_destroy_matrix",
+    );
 }
 
 fn analyze(h: tessera_handle, m: tessera_matrix, alg: Algorithm, tune: tessera_tuning) -> i32 {
@@ -258,7 +261,10 @@ fn world(warm: impl FnOnce(&World)) -> Option<World> {
         others.push((m, false, format!("{alg} f64 matrix")));
     }
     let m = create::<f32>(h, &a);
-    ok(analyze(h, m, Algorithm::Auto, TESSERA_TUNING_NONE), "analyze");
+    ok(
+        analyze(h, m, Algorithm::Auto, TESSERA_TUNING_NONE),
+        "analyze",
+    );
     others.push((m, true, "AUTO f32 matrix".to_string()));
     let mut w = World {
         dev,
@@ -358,7 +364,12 @@ fn every_fault_in_analyze_is_reported_and_leaves_nothing_behind() {
             &KINDS
         };
         analyze_sweeps::<f64>(&mut w, alg, TESSERA_TUNING_NONE, kinds);
-        analyze_sweeps::<f32>(&mut w, alg, TESSERA_TUNING_NONE, &[Fault::Alloc, Fault::Launch]);
+        analyze_sweeps::<f32>(
+            &mut w,
+            alg,
+            TESSERA_TUNING_NONE,
+            &[Fault::Alloc, Fault::Launch],
+        );
     }
     // AUTO with QUICK prepares and times every method; ONLINE loads every CSR_VECTOR module.
     let slow: &[Fault] = if small() {
@@ -370,7 +381,10 @@ fn every_fault_in_analyze_is_reported_and_leaves_nothing_behind() {
     analyze_sweeps::<f64>(&mut w, Algorithm::CsrVector, TESSERA_TUNING_ONLINE, &KINDS);
     // A whole sweep's worth of steps left no more than one step's tolerance behind.
     let grown = w.base as i64 - w.free() as i64;
-    println!("analyze sweeps done: {} sweeps, device memory {grown:+} bytes in use vs the start", w.log.len());
+    println!(
+        "analyze sweeps done: {} sweeps, device memory {grown:+} bytes in use vs the start",
+        w.log.len()
+    );
 }
 
 #[test]
@@ -386,12 +400,18 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
             let m = create::<f64>(w.h, &w.a);
             ok(analyze(w.h, m, alg, TESSERA_TUNING_NONE), "warm-up");
             // SAFETY: fresh holds nnz f64 values.
-            ok(unsafe { tessera_update_values(w.h, m, fresh.as_ptr().cast()) }, "warm-up");
+            ok(
+                unsafe { tessera_update_values(w.h, m, fresh.as_ptr().cast()) },
+                "warm-up",
+            );
             assert_right::<f64>(&w.dev, w.h, m, &a_fresh, "warm-up");
             destroy(m);
         }
         let m = create::<f64>(w.h, &w.a);
-        ok(analyze(w.h, m, Algorithm::CsrVector, TESSERA_TUNING_ONLINE), "warm-up");
+        ok(
+            analyze(w.h, m, Algorithm::CsrVector, TESSERA_TUNING_ONLINE),
+            "warm-up",
+        );
         for _ in 0..50 {
             assert_right::<f64>(&w.dev, w.h, m, &w.a, "warm-up");
         }
@@ -460,7 +480,11 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
         for from_device in [false, true] {
             let what = format!(
                 "tessera_update_values {alg} from {}",
-                if from_device { "device memory" } else { "the host" }
+                if from_device {
+                    "device memory"
+                } else {
+                    "the host"
+                }
             );
             for kind in [Fault::Alloc, Fault::Launch] {
                 sweep(&mut w, &what, kind, |w, n| {
@@ -483,18 +507,33 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
                         let mut v = vectors::<f64>(&w.dev, &w.a, Operation::NonTranspose);
                         let s2 = spmv(w.h, m, Operation::NonTranspose, &mut v);
                         if s2 == TESSERA_STATUS_SUCCESS {
-                            assert_right::<f64>(&w.dev, w.h, m, &w.a, &format!("{what}: old values after fault #{n}"));
+                            assert_right::<f64>(
+                                &w.dev,
+                                w.h,
+                                m,
+                                &w.a,
+                                &format!("{what}: old values after fault #{n}"),
+                            );
                         } else {
                             let e = last_error();
                             assert_eq!(s2, TESSERA_STATUS_EXECUTION_FAILED, "{what}: {e}");
                             assert!(e.contains("update_values failed part way"), "{what}: {e}");
                         }
                         // SAFETY: as above.
-                        ok(unsafe { tessera_update_values(w.h, m, src) }, &format!("{what}: retry"));
+                        ok(
+                            unsafe { tessera_update_values(w.h, m, src) },
+                            &format!("{what}: retry"),
+                        );
                     } else {
                         ok(s, &what);
                     }
-                    assert_right::<f64>(&w.dev, w.h, m, &a_fresh, &format!("{what} after fault #{n}"));
+                    assert_right::<f64>(
+                        &w.dev,
+                        w.h,
+                        m,
+                        &a_fresh,
+                        &format!("{what} after fault #{n}"),
+                    );
                     destroy(m);
                     fired
                 });
@@ -507,7 +546,10 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
     let what = "tessera_spmv CSR_VECTOR ONLINE, 40 products";
     sweep(&mut w, what, Fault::Launch, |w, n| {
         let m = create::<f64>(w.h, &w.a);
-        ok(analyze(w.h, m, Algorithm::CsrVector, TESSERA_TUNING_ONLINE), "analyze");
+        ok(
+            analyze(w.h, m, Algorithm::CsrVector, TESSERA_TUNING_ONLINE),
+            "analyze",
+        );
         let mut v = vectors::<f64>(&w.dev, &w.a, Operation::NonTranspose);
         fault::arm(Fault::Launch, n);
         let mut failed_at = None;
@@ -528,16 +570,24 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
         }
         let mut info = std::mem::MaybeUninit::<tessera_matrix_info>::uninit();
         // SAFETY: live matrix; valid out-pointer.
-        ok(unsafe { tessera_matrix_get_info(m, info.as_mut_ptr()) }, "info");
+        ok(
+            unsafe { tessera_matrix_get_info(m, info.as_mut_ptr()) },
+            "info",
+        );
         // SAFETY: written on success.
         let info = unsafe { info.assume_init() };
         // SAFETY: params is NUL-terminated.
-        let params = unsafe { CStr::from_ptr(info.params.as_ptr()) }.to_string_lossy().into_owned();
+        let params = unsafe { CStr::from_ptr(info.params.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
         assert!(params.contains("settled"), "{what}: fault #{n}: {params}");
         destroy(m);
         fired
     });
-    println!("spmv/update_values/create sweeps done: {} sweeps", w.log.len());
+    println!(
+        "spmv/update_values/create sweeps done: {} sweeps",
+        w.log.len()
+    );
 }
 
 #[test]

@@ -35,7 +35,7 @@ const SPECS: &[&str] = &[
 ];
 
 fn small() -> bool {
-    std::env::var("TESSERA_TEST_SMALL").is_ok_and(|v| v == "1")
+    common::test_small()
 }
 
 fn rss_kb() -> i64 {
@@ -150,7 +150,8 @@ impl<T: Scalar> Live for Slot<T> {
 fn kth(h: &Handle, k: u64) -> Box<dyn Live> {
     let algs = tessera::select::IMPLEMENTED;
     let alg = algs[(k as usize) % algs.len()];
-    let spec = SPECS[(k as usize / algs.len()) % SPECS.len()].replace("{}", &(k % 7 + 1).to_string());
+    let spec =
+        SPECS[(k as usize / algs.len()) % SPECS.len()].replace("{}", &(k % 7 + 1).to_string());
     let vt = if (k as usize / (algs.len() * SPECS.len())) % 2 == 0 {
         ValueType::F64
     } else {

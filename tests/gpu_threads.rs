@@ -13,14 +13,12 @@ mod common;
 use common::gpu::{destroy_stream, gpu, new_stream, queued_products_on_streams};
 use common::products::{assert_product, x_for};
 use tessera::backend::cuda::DeviceVec;
-use tessera::{
-    AnyMatrix, Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning,
-};
+use tessera::{Algorithm, AnyMatrix, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 const THREADS: u64 = 8;
 
 fn small() -> bool {
-    std::env::var("TESSERA_TEST_SMALL").is_ok_and(|v| v == "1")
+    common::test_small()
 }
 
 /// One shared matrix: its values as the method sees them (f64), and the matrix.
@@ -42,7 +40,11 @@ fn shared<T: Scalar>(
     let (name, a) = tessera::io::load(spec).unwrap();
     let mut m = Matrix::from_csr(h, a.convert::<T>());
     m.analyze(h, alg, tuning).unwrap();
-    let name = format!("{name} {alg} {tuning} {:?}: {}", T::VALUE_TYPE, m.info().params);
+    let name = format!(
+        "{name} {alg} {tuning} {:?}: {}",
+        T::VALUE_TYPE,
+        m.info().params
+    );
     Shared {
         name,
         alg,
@@ -114,15 +116,43 @@ fn eight_threads_with_their_own_handles_and_streams_share_every_methods_matrices
         for &alg in tessera::select::IMPLEMENTED {
             mats.push(shared::<f64>(&h, spec, alg, Tuning::None, AnyMatrix::F64));
         }
-        mats.push(shared::<f32>(&h, spec, Algorithm::Auto, Tuning::None, AnyMatrix::F32));
-        mats.push(shared::<f64>(&det, spec, Algorithm::Brc, Tuning::None, AnyMatrix::F64));
-        mats.push(shared::<f64>(&h, spec, Algorithm::CsrVector, Tuning::Online, AnyMatrix::F64));
+        mats.push(shared::<f32>(
+            &h,
+            spec,
+            Algorithm::Auto,
+            Tuning::None,
+            AnyMatrix::F32,
+        ));
+        mats.push(shared::<f64>(
+            &det,
+            spec,
+            Algorithm::Brc,
+            Tuning::None,
+            AnyMatrix::F64,
+        ));
+        mats.push(shared::<f64>(
+            &h,
+            spec,
+            Algorithm::CsrVector,
+            Tuning::Online,
+            AnyMatrix::F64,
+        ));
     }
-    mats.push(shared::<f64>(&h, specs[0], Algorithm::Auto, Tuning::Quick, AnyMatrix::F64));
+    mats.push(shared::<f64>(
+        &h,
+        specs[0],
+        Algorithm::Auto,
+        Tuning::Quick,
+        AnyMatrix::F64,
+    ));
     let carry = mats
         .iter()
         .any(|s| s.alg == Algorithm::Hola && s.m_info_params().contains(" carry"));
-    assert!(carry, "no HOLA matrix in carry mode among {:?}", names(&mats));
+    assert!(
+        carry,
+        "no HOLA matrix in carry mode among {:?}",
+        names(&mats)
+    );
     let rounds = if small() { 2 } else { 12 };
     let sweeps = if small() { 1 } else { 3 };
     let mats = &mats;

@@ -7,9 +7,7 @@
 mod common;
 
 use common::products::{assert_product, x_for};
-use tessera::{
-    AnyMatrix, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning,
-};
+use tessera::{AnyMatrix, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 const THREADS: u64 = 8;
 
@@ -39,7 +37,11 @@ fn eight_threads_with_their_own_host_handles_share_every_methods_matrices() {
             for tuning in [Tuning::None, Tuning::Online] {
                 let mut m = Matrix::from_csr(&h, a.clone());
                 m.analyze(&h, alg, tuning).unwrap();
-                mats.push((format!("{name} {alg} {tuning} f64"), a.clone(), AnyMatrix::F64(m)));
+                mats.push((
+                    format!("{name} {alg} {tuning} f64"),
+                    a.clone(),
+                    AnyMatrix::F64(m),
+                ));
             }
             let mut m = Matrix::from_csr(&h, a.convert::<f32>());
             m.analyze(&h, alg, Tuning::None).unwrap();

@@ -187,9 +187,8 @@ pub(crate) fn bypass_module_cache() -> bool {
             return true;
         }
     }
-    env_switch().is_some_and(|e| {
-        e.target[Fault::Compile.index()] > 0 || e.target[Fault::Load.index()] > 0
-    })
+    env_switch()
+        .is_some_and(|e| e.target[Fault::Compile.index()] > 0 || e.target[Fault::Load.index()] > 0)
 }
 
 /// Arms `kind` on the calling thread: its `n`th event from now (1-based) fails; `n = 0`
@@ -234,7 +233,9 @@ mod tests {
     fn the_nth_event_of_the_armed_kind_fails_once_and_only_on_this_thread() {
         assert!(hit(Fault::Alloc).is_none());
         arm(Fault::Alloc, 3);
-        assert!(bypass_module_cache() == env_switch().is_some_and(|e| e.target[1] + e.target[2] > 0));
+        assert!(
+            bypass_module_cache() == env_switch().is_some_and(|e| e.target[1] + e.target[2] > 0)
+        );
         assert!(hit(Fault::Alloc).is_none());
         assert!(hit(Fault::Launch).is_none());
         assert!(hit(Fault::Alloc).is_none());
