@@ -62,13 +62,16 @@ trait Live {
     fn update(&mut self, h: &Handle, seed: u64);
 }
 
+/// Per operation: x (host), x and y on the device, and the alpha of the last product (0 when
+/// nothing was queued since the values last changed).
+type OpVectors<T> = (Vec<T>, DeviceVec<T>, DeviceVec<T>, f64);
+
 struct Slot<T: Scalar> {
     name: String,
     m: Matrix<T>,
     /// The values the method sees, as f64 (the oracle).
     a: Csr<f64>,
-    /// Per operation: x (host), x and y on the device, and the alpha of the last product.
-    vecs: Vec<(Vec<T>, DeviceVec<T>, DeviceVec<T>, f64)>,
+    vecs: Vec<OpVectors<T>>,
 }
 
 fn slot<T: Scalar>(h: &Handle, spec: &str, alg: Algorithm, seed: u64) -> Box<dyn Live> {
