@@ -420,6 +420,7 @@ fn every_fault_in_spmv_update_values_and_create_is_reported_and_the_matrix_recov
         return;
     };
     let d_fresh = DeviceVec::from_slice(&w.dev, &fresh).unwrap();
+    w.base = w.free();
 
     // Creating a handle and a matrix (host or device arrays) touches no allocation, module or
     // launch: each sweep ends at N = 1 with nothing fired.

@@ -101,7 +101,7 @@ pub fn row_starts_on_device<T: Scalar>(
 }
 
 /// Carry-workspace slots of a matrix: carry-mode products of it that may be in flight at once.
-pub const CARRY_RING: usize = 4;
+const CARRY_RING: usize = 4;
 
 /// Carry mode's workspace: [`CARRY_RING`] slots of `one` bytes, each two partial sums per block
 /// then one counter per block, zeroed here (the kernel resets each counter it completes, so
