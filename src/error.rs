@@ -96,6 +96,28 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The same error (same status) with `f` applied to its sentence.
+    pub fn map_detail(self, f: impl FnOnce(String) -> String) -> Error {
+        match self {
+            Error::NotInitialized(s) => Error::NotInitialized(f(s)),
+            Error::AllocFailed(s) => Error::AllocFailed(f(s)),
+            Error::InvalidValue(s) => Error::InvalidValue(f(s)),
+            Error::ArchMismatch(s) => Error::ArchMismatch(f(s)),
+            Error::ExecutionFailed(s) => Error::ExecutionFailed(f(s)),
+            Error::Internal(s) => Error::Internal(f(s)),
+            Error::NotSupported(s) => Error::NotSupported(f(s)),
+            Error::InvalidHandle(s) => Error::InvalidHandle(f(s)),
+            Error::InvalidPointer(s) => Error::InvalidPointer(f(s)),
+            Error::InvalidSize(s) => Error::InvalidSize(f(s)),
+            Error::InvalidMatrix(s) => Error::InvalidMatrix(f(s)),
+            Error::NotAnalyzed(s) => Error::NotAnalyzed(f(s)),
+            Error::NoDevice(s) => Error::NoDevice(f(s)),
+            Error::CompileFailed(s) => Error::CompileFailed(f(s)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +148,9 @@ mod tests {
             .iter()
             .all(|e| e.detail() == "a" && e.to_string() == "a"));
         assert!(!codes.contains(&0), "no error may map to SUCCESS");
+        for e in all {
+            let m = e.clone().map_detail(|d| format!("{d}!"));
+            assert_eq!((m.status(), m.detail()), (e.status(), "a!"));
+        }
     }
 }

@@ -64,6 +64,10 @@ pub struct Matrix<T: Scalar> {
     gpu: Option<Gpu<T>>,
     /// True after update_values from device memory: the device holds newer values than `csr`.
     host_values_stale: bool,
+    /// Why the last update_values failed part way on the device (the CSR and the method's own
+    /// value arrays may then disagree): products refuse to run, rather than return a wrong y
+    /// silently, until update_values or analyze succeeds.
+    values_failed: Option<String>,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -84,6 +88,7 @@ impl<T: Scalar> Matrix<T> {
             host: None,
             gpu: None,
             host_values_stale: false,
+            values_failed: None,
         }
     }
 
@@ -122,6 +127,7 @@ impl<T: Scalar> Matrix<T> {
         self.analysis = None;
         self.host = None;
         self.gpu = None;
+        self.values_failed = None;
         let req = Request {
             csr: &self.csr,
             stats: &self.stats,
@@ -280,6 +286,11 @@ impl<T: Scalar> Matrix<T> {
         let gpu = self.gpu.as_ref().ok_or_else(|| {
             Error::Internal("a CUDA matrix was analyzed but has no device arrays".into())
         })?;
+        if let Some(why) = &self.values_failed {
+            return Err(Error::ExecutionFailed(format!(
+                "the matrix's last update_values failed part way ({why}), so its values on the device may disagree with each other; call update_values (or analyze) again"
+            )));
+        }
         let (xl, yl) = self.vector_lengths(op);
         if yl == 0 {
             return Ok(());
@@ -314,8 +325,12 @@ impl<T: Scalar> Matrix<T> {
         }
         if let Some(gpu) = &self.gpu {
             let stream = handle.cuda_stream();
-            gpu.csr.upload_values(stream, self.csr.values())?;
-            gpu.method.refresh_values(&gpu.csr, stream)?;
+            let done = gpu
+                .csr
+                .upload_values(stream, self.csr.values())
+                .and_then(|_| gpu.method.refresh_values(&gpu.csr, stream));
+            self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
+            done?;
         }
         Ok(())
     }
@@ -342,9 +357,12 @@ impl<T: Scalar> Matrix<T> {
         match &self.gpu {
             Some(gpu) => {
                 let stream = handle.cuda_stream();
+                // A failed scatter queued nothing: the matrix keeps its previous values.
                 gpu.csr.scatter_from_device(stream, values)?;
-                gpu.method.refresh_values(&gpu.csr, stream)?;
                 self.host_values_stale = true;
+                let done = gpu.method.refresh_values(&gpu.csr, stream);
+                self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
+                done?;
             }
             None => {
                 let mut v = crate::csr::try_vec_filled(nnz, T::ZERO, "values")?;

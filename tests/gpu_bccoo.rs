@@ -205,7 +205,7 @@ fn bccoo_quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right
     ] {
         let (name, a) = tessera::io::load(spec).unwrap();
         let mut tunings = vec![Tuning::Quick, Tuning::Online];
-        if exhaustive {
+        if exhaustive && !common::test_small() {
             tunings.push(Tuning::Exhaustive);
         }
         for t in tunings {

@@ -231,8 +231,10 @@ fn brc_gpu_quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_rig
                 "{params}"
             );
         }
-        let (name, a) = tessera::io::load("gen:circuit:20000,5,20,3000,4").unwrap();
-        check_method(h, &name, &a, Algorithm::Brc, Tuning::Exhaustive);
+        if !common::test_small() {
+            let (name, a) = tessera::io::load("gen:circuit:20000,5,20,3000,4").unwrap();
+            check_method(h, &name, &a, Algorithm::Brc, Tuning::Exhaustive);
+        }
     }
 }
 
@@ -240,7 +242,12 @@ fn brc_gpu_quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_rig
 fn brc_gpu_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
     let Some([plain, h]) = gpus() else { return };
     // Split rows (hubs longer than B2) everywhere: the atomic variant would add in any order.
-    let (_, a) = tessera::io::load("gen:powerlaw:18,8,3").unwrap();
+    let spec = if common::test_small() {
+        "gen:powerlaw:15,8,3"
+    } else {
+        "gen:powerlaw:18,8,3"
+    };
+    let (_, a) = tessera::io::load(spec).unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::Brc, Tuning::None).unwrap();
     let info = m.info();

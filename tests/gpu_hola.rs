@@ -79,7 +79,12 @@ fn hola_every_compiled_configuration_gives_the_right_product() {
     for (name, a) in edge_matrices().into_iter().skip(5) {
         // EXHAUSTIVE times all 12 configurations; the product with the winner is checked, and
         // each configuration is checked by the row-start test and by QUICK on other matrices.
-        check_typed::<f64>(&h, &name, &a, Algorithm::Hola, Tuning::Exhaustive);
+        let t = if common::test_small() {
+            Tuning::Quick
+        } else {
+            Tuning::Exhaustive
+        };
+        check_typed::<f64>(&h, &name, &a, Algorithm::Hola, t);
         check_typed::<f32>(&h, &name, &a, Algorithm::Hola, Tuning::Quick);
     }
     let (_, a) = tessera::io::load("gen:powerlaw:14,8,3").unwrap();
@@ -125,6 +130,10 @@ fn hola_row_start_buffer_built_on_the_device_equals_algorithm_2() {
 #[test]
 fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
     let Some(h) = gpu() else { return };
+    if common::test_small() {
+        println!("skipped: TESSERA_TEST_SMALL=1 (large matrices)");
+        return;
+    }
     for spec in [
         "gen:lap3d7:48",
         "gen:circuit:200000,5,4,100000,1",

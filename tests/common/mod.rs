@@ -9,6 +9,14 @@ pub mod products;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// `TESSERA_TEST_SMALL=1` (the compute-sanitizer runs of `gpu-run sanitize-all`): the GPU tests
+/// skip or shrink their largest matrices and slowest searches (EXHAUSTIVE tuning, the
+/// all-memory test, the large shared matrices) so that the whole suite fits under the four
+/// sanitizers in minutes. Each skip prints one line.
+pub fn test_small() -> bool {
+    std::env::var("TESSERA_TEST_SMALL").is_ok_and(|v| v.trim() == "1")
+}
+
 /// Repository root (where Cargo.toml is).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -112,6 +112,15 @@ pub fn shared_matrix_files() -> Option<Vec<std::path::PathBuf>> {
         dir.display(),
         files.len()
     );
+    if super::test_small() {
+        // Compressed files up to 256 KiB: the small half of the set.
+        let all = files.len();
+        files.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 256 << 10));
+        println!(
+            "TESSERA_TEST_SMALL=1: {} of {all} shared matrices (the largest skipped)",
+            files.len()
+        );
+    }
     Some(files)
 }
 

@@ -18,6 +18,8 @@
 pub mod cache;
 pub mod csr;
 pub mod cusparse;
+#[doc(hidden)]
+pub mod fault;
 pub mod kernels;
 pub mod nvrtc;
 
@@ -363,12 +365,18 @@ impl Device {
         let options = spec.options(arch);
         let key = cache::key(&source, &options, arch, nvrtc::version()?);
         let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = modules.get(&key) {
+        // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
+        let bypass = fault::bypass_module_cache();
+        if let Some(m) = modules.get(&key).filter(|_| !bypass) {
             return Ok(m.clone());
         }
         let _g = self.enter()?;
         let dir = cache::dir();
-        let module = match dir.as_deref().and_then(|d| cache::read(d, &key)) {
+        let cached = dir
+            .as_deref()
+            .filter(|_| !bypass)
+            .and_then(|d| cache::read(d, &key));
+        let module = match cached {
             // A cached image the driver refuses is not trusted: compile it afresh.
             Some(image) => match Module::load(self.ctx, &image) {
                 Ok(m) => m,
@@ -443,6 +451,13 @@ impl Module {
     fn load(ctx: sys::CUcontext, image: &[u8]) -> Result<Module> {
         let _g = CtxGuard::push(ctx)?;
         let mut module = std::ptr::null_mut();
+        if let Some(why) = fault::hit(fault::Fault::Load) {
+            let e = driver_error(
+                DriverError(sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
+                "cuModuleLoadData",
+            );
+            return Err(e.map_detail(|d| format!("{d} {why}")));
+        }
         // SAFETY: image is a complete CUBIN (ELF) image in host memory; the driver copies it.
         check(
             unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
@@ -741,13 +756,18 @@ impl DeviceBuffer {
         let mut ptr = 0;
         if bytes > 0 {
             let _g = dev.enter()?;
-            // SAFETY: context current; ptr is a valid out-pointer.
-            let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+            let injected = fault::hit(fault::Fault::Alloc);
+            let r = match &injected {
+                Some(_) => sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                // SAFETY: context current; ptr is a valid out-pointer.
+                None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
+            };
             if r == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 let (free, total) = dev.memory_info().unwrap_or((0, 0));
                 return Err(Error::AllocFailed(format!(
-                    "device allocation of {bytes} bytes for {what} failed: CUDA_ERROR_OUT_OF_MEMORY ({free} of {total} bytes free on device {})",
-                    dev.ordinal
+                    "device allocation of {bytes} bytes for {what} failed: CUDA_ERROR_OUT_OF_MEMORY ({free} of {total} bytes free on device {}){}",
+                    dev.ordinal,
+                    injected.map(|s| format!(" {s}")).unwrap_or_default()
                 )));
             }
             check(r, &format!("cuMemAlloc({bytes} bytes for {what})"))?;
@@ -1036,6 +1056,13 @@ pub(crate) unsafe fn launch_shared(
     let mut params = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_ARGS];
     for (i, p) in params.iter_mut().enumerate().take(args.n) {
         *p = args.slots[i..].as_mut_ptr().cast();
+    }
+    if let Some(why) = fault::hit(fault::Fault::Launch) {
+        let e = driver_error(
+            DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
+            &format!("cuLaunchKernel({})", f.name),
+        );
+        return Err(e.map_detail(|d| format!("{d} {why}")));
     }
     let _g = dev.enter()?;
     // SAFETY: f is a live function of a loaded module; each params entry points at a slot of

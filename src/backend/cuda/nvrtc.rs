@@ -87,6 +87,12 @@ pub fn arch_for(cc: (i32, i32)) -> Result<i32> {
 /// A compile error is COMPILE_FAILED carrying NVRTC's log.
 pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec<u8>> {
     probe()?;
+    if let Some(why) = super::fault::hit(super::fault::Fault::Compile) {
+        return Err(Error::CompileFailed(format!(
+            "NVRTC could not compile {name} with {} (NVRTC_ERROR_COMPILATION) {why}",
+            options.join(" ")
+        )));
+    }
     let src = CString::new(source)
         .map_err(|_| Error::Internal(format!("kernel source {name} has a NUL byte")))?;
     let cname = CString::new(name)

@@ -330,7 +330,7 @@ impl DevFormat {
                 args,
             )?
         };
-        if bccoo_plus {
+        let combined = if bccoo_plus {
             let grid = self
                 .rows
                 .div_ceil(COMBINE_BLOCK as usize)
@@ -346,13 +346,18 @@ impl DevFormat {
             // SAFETY: bccoo_combine_<T>(const T* tmp, long long stride, int slices,
             // long long rows, T* y, T alpha, T beta): tmp holds slices * stride values with
             // stride >= rows; y holds rows values (checked by the caller).
-            unsafe { launch(dev, &k.combine, grid, COMBINE_BLOCK, stream, args)? };
-        }
+            unsafe { launch(dev, &k.combine, grid, COMBINE_BLOCK, stream, args) }
+        } else {
+            Ok(())
+        };
+        // Recorded even when the combine launch failed: the product kernel queued above uses
+        // this slot, and the slot's next user must wait for it (else two launches would mix
+        // one slot's adjacent-synchronisation counters).
         if !capturing {
             order.done[slot].record(stream)?;
             order.used[slot] = true;
         }
-        Ok(())
+        combined
     }
 }
 

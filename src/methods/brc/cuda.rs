@@ -167,12 +167,14 @@ impl OnDevice {
         if *used && !capturing {
             done.wait_on(stream)?;
         }
-        self.launches(k, dev, p, stream, alpha, x, beta, y)?;
+        let launched = self.launches(k, dev, p, stream, alpha, x, beta, y);
+        // Recorded even when a later launch failed: an earlier one may already be queued and
+        // using the partial buffer, and the next product must wait for it.
         if !capturing {
             done.record(stream)?;
             *used = true;
         }
-        Ok(())
+        launched
     }
 
     /// The launches of one product.

@@ -9,14 +9,15 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::{self, KernelSpec};
 use crate::backend::cuda::{
-    copy_to_host, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    copy_to_host, is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function,
+    KernelArgs, Stream,
 };
 use crate::error::Result;
 use crate::methods::{GpuMethod, Request, Scratch, Timer};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Threads per block of the row-start and prescale kernels.
@@ -99,14 +100,36 @@ pub fn row_starts_on_device<T: Scalar>(
     Ok(out)
 }
 
+/// Carry-workspace slots of a matrix: carry-mode products of it that may be in flight at once.
+const CARRY_RING: usize = 4;
+
+/// Carry mode's workspace: [`CARRY_RING`] slots of `one` bytes, each two partial sums per block
+/// then one counter per block, zeroed here (the kernel resets each counter it completes, so
+/// nothing is needed between products). Concurrent products of one matrix (other handles'
+/// streams) must not share a slot: their tickets and partial sums would mix (a row summed
+/// from another product's parts, or never written). Each call takes the next slot and, when
+/// that slot's previous user may still run, waits for it on the device (`cuStreamWaitEvent`),
+/// like BCCOO's workspace ring.
+struct Carry {
+    buf: DeviceBuffer,
+    one: usize,
+    order: Mutex<SlotOrder>,
+}
+
+/// Which slot the next call takes, and per slot an event recorded after its last launch.
+struct SlotOrder {
+    next: usize,
+    done: Vec<Event>,
+    used: Vec<bool>,
+}
+
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
-/// workspace (two partial sums per block, then one counter per block, zeroed here; the kernel
-/// resets each counter it completes, so nothing is needed between products).
+/// workspace.
 struct Ready {
     params: Params,
     kernels: Kernels,
     starts: DeviceBuffer,
-    work: Option<DeviceBuffer>,
+    work: Option<Carry>,
     blocks: usize,
 }
 
@@ -122,12 +145,19 @@ impl Ready {
         let starts = build_starts(dev, stream, csr, &kernels, p, ev)?;
         let blocks = p.blocks(csr.nnz());
         let work = if params::carry_mode(blocks, dev.sm_count()) {
-            Some(DeviceBuffer::zeroed(
-                dev,
-                stream,
-                2 * blocks * std::mem::size_of::<T>() + 4 * blocks,
-                "HOLA carry workspace",
-            )?)
+            // Slots 256-byte aligned (the partial sums are T).
+            let one = (2 * blocks * std::mem::size_of::<T>() + 4 * blocks).next_multiple_of(256);
+            Some(Carry {
+                buf: DeviceBuffer::zeroed(dev, stream, CARRY_RING * one, "HOLA carry workspace")?,
+                one,
+                order: Mutex::new(SlotOrder {
+                    next: 0,
+                    done: (0..CARRY_RING)
+                        .map(|_| Event::new(dev))
+                        .collect::<Result<_>>()?,
+                    used: vec![false; CARRY_RING],
+                }),
+            })
         } else {
             None
         };
@@ -153,14 +183,27 @@ impl Ready {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        let (rp, ci, va) = csr.arrays();
-        let (carry, count) = match &self.work {
-            Some(w) => (
-                w.addr(),
-                w.addr() + (2 * self.blocks * std::mem::size_of::<T>()) as u64,
-            ),
-            None => (0, 0),
-        };
+        if let Some(w) = &self.work {
+            // This call's carry slot; the lock is held until the slot's event is recorded.
+            let mut order = w.order.lock().unwrap_or_else(|p| p.into_inner());
+            let slot = order.next % CARRY_RING;
+            order.next = order.next.wrapping_add(1);
+            // Not while capturing into a graph: an event recorded outside the capture cannot be
+            // waited on inside it (the graph keeps the slot it was captured with).
+            let capturing = is_capturing(csr.device(), stream)?;
+            if !capturing && order.used[slot] {
+                order.done[slot].wait_on(stream)?;
+            }
+            let carry = w.buf.addr() + (slot * w.one) as u64;
+            let count = carry + (2 * self.blocks * std::mem::size_of::<T>()) as u64;
+            let launched = self.core(csr, stream, alpha, x, beta, y, carry, count);
+            if !capturing {
+                order.done[slot].record(stream)?;
+                order.used[slot] = true;
+            }
+            return launched;
+        }
+        let (rp, _, _) = csr.arrays();
         if self.work.is_none() && self.blocks > 1 && beta != T::ONE {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
@@ -182,6 +225,24 @@ impl Ready {
                 )?;
             }
         }
+        self.core(csr, stream, alpha, x, beta, y, 0, 0)
+    }
+
+    /// The core kernel: `hola_spmv_carry` with this call's carry slot (`carry`, `count`) in
+    /// carry mode, else `hola_spmv` (which ignores both).
+    #[allow(clippy::too_many_arguments)]
+    fn core<T: Scalar>(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+        carry: u64,
+        count: u64,
+    ) -> Result<()> {
+        let (rp, ci, va) = csr.arrays();
         let args = KernelArgs::new()
             .push(csr.nnz() as i32)
             .push(self.blocks as i32)
@@ -199,8 +260,9 @@ impl Ready {
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
         // T beta, T* carry, int* count): the CSR arrays and starts are ours (starts built for
         // this NPB, with starts[nblocks] = rows); in carry mode carry holds 2*nblocks values and
-        // count nblocks counters, zeroed at analyze and left zeroed by every completed launch
-        // (the other kernel ignores both); x holds cols and y rows values (checked by the
+        // count nblocks counters (one slot of the ring, used by no other launch in flight),
+        // zeroed at analyze and left zeroed by every completed launch (the other kernel
+        // ignores both); x holds cols and y rows values (checked by the
         // caller); one block per NPB non-zeros.
         unsafe {
             launch(
@@ -410,7 +472,7 @@ impl<T: Scalar> GpuMethod<T> for HolaGpu<T> {
     }
 
     fn device_bytes(&self) -> usize {
-        self.ready.starts.bytes() + self.ready.work.as_ref().map_or(0, DeviceBuffer::bytes)
+        self.ready.starts.bytes() + self.ready.work.as_ref().map_or(0, |c| c.buf.bytes())
     }
 
     fn describe(&self) -> String {
