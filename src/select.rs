@@ -15,6 +15,7 @@ pub const IMPLEMENTED: &[Algorithm] = &[
     Algorithm::Hola,
     Algorithm::Bccoo,
     Algorithm::Brc,
+    Algorithm::Tile,
 ];
 
 /// True for methods this build can run.
