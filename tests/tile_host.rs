@@ -242,7 +242,7 @@ fn tile_census_of_formats_and_bytes_per_matrix() {
             c.total_tiles(),
             a.nnz() as f64 / c.total_tiles().max(1) as f64
         );
-        for fm in TileFormat::ALL {
+        for fm in TileFormat::all() {
             let (t, n) = c.shares(fm);
             row.push_str(&format!(" {t:.1}/{n:.1} |"));
         }

@@ -72,20 +72,23 @@ pub enum TileFormat {
 }
 
 impl TileFormat {
-    /// Every format, in format-byte order.
-    pub const ALL: [TileFormat; 7] = [
-        TileFormat::Csr,
-        TileFormat::Coo,
-        TileFormat::Ell,
-        TileFormat::Hyb,
-        TileFormat::Dns,
-        TileFormat::DnsRow,
-        TileFormat::DnsCol,
-    ];
+    /// Every format, in format-byte order (a function, not an associated constant, so that
+    /// cbindgen does not export it to the C header).
+    pub fn all() -> [TileFormat; 7] {
+        [
+            TileFormat::Csr,
+            TileFormat::Coo,
+            TileFormat::Ell,
+            TileFormat::Hyb,
+            TileFormat::Dns,
+            TileFormat::DnsRow,
+            TileFormat::DnsCol,
+        ]
+    }
 
     /// The format of a format byte.
     pub fn from_u8(b: u8) -> TileFormat {
-        Self::ALL[b as usize]
+        Self::all()[b as usize]
     }
 
     /// Short name.
@@ -136,7 +139,7 @@ impl Census {
     /// left out), then the deferred share.
     pub fn summary(&self) -> String {
         let mut s = format!("{} tiles, tiles/nnz%:", self.total_tiles());
-        for f in TileFormat::ALL {
+        for f in TileFormat::all() {
             if self.tiles[f as usize] > 0 {
                 let (t, n) = self.shares(f);
                 s.push_str(&format!(" {} {t:.0}/{n:.0}", f.name()));
@@ -354,8 +357,9 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
         ents.clear();
         for rl in 0..vr {
             let r = r0 + rl;
-            for k in rp[r] as usize..rp[r + 1] as usize {
-                let c = ci[k] as usize;
+            let (b, e) = (rp[r] as usize, rp[r + 1] as usize);
+            for (k, &c) in (b..e).zip(&ci[b..e]) {
+                let c = c as usize;
                 ents.push(((c / TILE) as u32, rl as u8, (c % TILE) as u8, k));
             }
         }
@@ -644,7 +648,6 @@ impl<T: Scalar> Tiled<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::tile::params::TileParams;
 
     fn shape(rows: &[usize], vr: usize, vc: usize) -> TileShape {
         let mut s = TileShape {

@@ -5,6 +5,8 @@
 //! tile row written (or, for a split tile row, added to a y pre-scaled by beta). The deferred
 //! matrix is then added by HOLA's host reference with beta = 1.
 #![forbid(unsafe_code)]
+// Index loops here mirror the kernel's index arithmetic on purpose.
+#![allow(clippy::needless_range_loop)]
 
 use super::format::{nibble, TileFormat, Tiled, SPLIT_ROW, TILE};
 use crate::methods::HostMethod;
@@ -262,7 +264,7 @@ mod tests {
                 }
             }
         }
-        out.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        out.sort_by_key(|a| (a.0, a.1));
         out
     }
 
