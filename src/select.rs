@@ -1,6 +1,6 @@
 //! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
 //! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR and
-//! HOLA (BCCOO and BRC are not in the heuristic yet: their measurements are too few); with
+//! HOLA (BCCOO, BRC and TILE are not in the heuristic yet: their measurements are too few); with
 //! QUICK/EXHAUSTIVE on a GPU, `Matrix::analyze` times every implemented method on the real
 //! matrix and keeps the fastest ([`timed_candidates`]).
 #![forbid(unsafe_code)]
