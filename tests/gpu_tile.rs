@@ -258,3 +258,20 @@ fn tile_gpu_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
         .zip(&out[1])
         .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+/// Split tile rows add with atomics into a y pre-scaled by a separate launch; nothing is shared
+/// between products. Eight threads, each with its own stream, queue 20 products of one matrix
+/// back to back (y += 1.5*A*x each time).
+#[test]
+fn tile_gpu_products_queued_on_eight_streams_add_up() {
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:random:19,5000,300,4").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Tile, Tuning::None).unwrap();
+    assert!(
+        m.info().params.contains("2 split tile rows"),
+        "{}",
+        m.info().params
+    );
+    common::gpu::queued_products_on_streams(&m, &a, &name, 8, 20);
+}

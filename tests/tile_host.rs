@@ -75,6 +75,13 @@ fn tile_splits_long_tile_rows_and_says_it_is_not_deterministic_then() {
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::Tile, Tuning::None).unwrap();
     let info = m.info();
+    assert!(
+        info.params.starts_with(
+            "te=0.2 th=1 tbalance=8 deferred=off (fixed rule III.D, nnz <= 1.8M); 612 tiles, tiles/nnz%:"
+        ),
+        "{}",
+        info.params
+    );
     assert!(info.params.contains("2 split tile rows"), "{}", info.params);
     assert!(!info.deterministic, "{name}");
 }

@@ -272,24 +272,31 @@ impl<T: Scalar> TileGpu<T> {
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
         let (fixed, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
-        let (on, how) = match req.tuning {
-            Tuning::None => (build_and_upload(dev, stream, req, fixed)?, why),
+        // describe(): parameters and how they were chosen first, then the census (Figure 7),
+        // then the timings (info.params keeps the first 255 bytes).
+        let (on, how, detail) = match req.tuning {
+            Tuning::None => (
+                build_and_upload(dev, stream, req, fixed)?,
+                why,
+                String::new(),
+            ),
             _ if req.deterministic => (
                 build_and_upload(dev, stream, req, fixed)?,
                 format!("{why}; not tuned: the deterministic variant has one shape"),
+                String::new(),
             ),
             t => {
                 let cands = params::candidates(fixed, t == Tuning::Exhaustive);
-                let (on, text) = Self::tune(dev, stream, req, &kernels, &cands)?;
+                let (on, short, timings) = Self::tune(dev, stream, req, &kernels, &cands)?;
                 let online = if t == Tuning::Online {
-                    " (ONLINE is treated as QUICK: TILE tunes at analyze)"
+                    "; ONLINE is treated as QUICK: TILE tunes at analyze"
                 } else {
                     ""
                 };
-                (on, format!("{why}; {text}{online}"))
+                (on, short, format!("; {why}{online}; {timings}"))
             }
         };
-        let text = format!("{}; {}; {how}", on.summary, on.params);
+        let text = format!("{} ({how}); {}{detail}", on.params, on.summary);
         Ok(TileGpu {
             kernels,
             on,
@@ -311,7 +318,7 @@ impl<T: Scalar> TileGpu<T> {
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
         let on = build_and_upload(dev, stream, req, p)?;
-        let text = format!("{}; {p}; {why}", on.summary);
+        let text = format!("{p} ({why}); {}", on.summary);
         Ok(TileGpu {
             kernels,
             on,
@@ -322,18 +329,23 @@ impl<T: Scalar> TileGpu<T> {
     }
 
     /// QUICK/EXHAUSTIVE: builds and times each candidate (scratch vectors, CUDA events) and
-    /// keeps the fastest unless it beats the fixed rule (candidate 0) by less than 2%.
+    /// keeps the fastest unless it beats the fixed rule (candidate 0) by less than 2%. Returns
+    /// the format, the choice in a few words and the timings.
     fn tune(
         dev: &Arc<Device>,
         stream: Stream,
         req: &Request<'_, T>,
         k: &Kernels,
         cands: &[TileParams],
-    ) -> Result<(OnDevice<T>, String)> {
+    ) -> Result<(OnDevice<T>, String, String)> {
         let stats = req.stats;
         let first = build_and_upload(dev, stream, req, cands[0])?;
         if stats.rows == 0 || stats.nnz == 0 {
-            return Ok((first, "nothing to time on an empty matrix".into()));
+            return Ok((
+                first,
+                "fixed rule: nothing to time on an empty matrix".into(),
+                String::new(),
+            ));
         }
         let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
         let (x, y) = scratch.addrs();
@@ -362,9 +374,10 @@ impl<T: Scalar> TileGpu<T> {
         Ok((
             best,
             format!(
-                "tuned: {} candidates timed, best {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms; te/th/deferred=ms:{all}",
+                "tuned: {} candidates timed, best {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms",
                 cands.len()
             ),
+            format!("te/th/deferred=ms:{all}"),
         ))
     }
 

@@ -36,7 +36,7 @@ impl<T: Scalar> TileHost<T> {
     /// describe().
     pub fn with_params(req: &Request<'_, T>, p: TileParams, why: &str) -> Result<Self> {
         let format = format::build(req.csr, &p)?;
-        let text = format!("{}; {p}; {why}", format.summary());
+        let text = format!("{p} ({why}); {}", format.summary());
         Ok(TileHost { format, text })
     }
 

@@ -81,15 +81,14 @@ pub fn fixed_rule(nnz: usize, deterministic: bool) -> (TileParams, String) {
         };
         return (
             p,
-            "fixed rule (III.D) in the deterministic variant: no split tile rows, no deferral"
-                .into(),
+            "fixed rule III.D, deterministic variant: no split tile rows, no deferral".into(),
         );
     }
     let deferred = nnz > DEFERRED_MIN_NNZ;
     (
         TileParams::paper(deferred),
         format!(
-            "fixed rule (III.D; deferred iff nnz {} 1.8M)",
+            "fixed rule III.D, nnz {} 1.8M",
             if deferred { ">" } else { "<=" }
         ),
     )

@@ -454,7 +454,7 @@ mod tests {
 
     #[test]
     fn long_tile_rows_are_split_across_warps_and_still_add_up() {
-        // One tile row of 19 x 5000: 313 tiles, 40 warps of at most 8 tiles.
+        // 19 x 5000: two tile rows of about 300 tiles each, split into warps of at most 8 tiles.
         let a = load("gen:random:19,5000,300,4");
         let f = build(&a, &TileParams::paper(false)).unwrap();
         assert_eq!(f.split_rows, vec![0, 1]);
