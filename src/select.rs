@@ -1,6 +1,6 @@
 //! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
 //! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR, HOLA
-//! and BRC (BCCOO is not in the heuristic: it wins only with tuning, on block matrices); with
+//! and BRC (BCCOO and TILE are not in the heuristic: QUICK/EXHAUSTIVE find them where they win); with
 //! QUICK/EXHAUSTIVE on a GPU, `Matrix::analyze` times every implemented method on the real
 //! matrix and keeps the fastest ([`timed_candidates`]).
 #![forbid(unsafe_code)]
@@ -15,6 +15,7 @@ pub const IMPLEMENTED: &[Algorithm] = &[
     Algorithm::Hola,
     Algorithm::Bccoo,
     Algorithm::Brc,
+    Algorithm::Tile,
 ];
 
 /// True for methods this build can run.

@@ -14,6 +14,7 @@ pub mod bccoo;
 pub mod brc;
 pub mod csr_vector;
 pub mod hola;
+pub mod tile;
 pub mod transpose;
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -133,6 +134,7 @@ pub fn prepare_host<T: Scalar>(
         Algorithm::Hola => Ok(Box::new(hola::host::HolaHost::new(req))),
         Algorithm::Brc => Ok(Box::new(brc::host::BrcHost::new(req)?)),
         Algorithm::Bccoo => Ok(Box::new(bccoo::host::BccooHost::new(req)?)),
+        Algorithm::Tile => Ok(Box::new(tile::host::TileHost::new(req)?)),
         a => Err(not_implemented(a)),
     }
 }
@@ -156,6 +158,9 @@ pub fn prepare_gpu<T: Scalar>(
         Algorithm::Brc => Ok(Box::new(brc::cuda::BrcGpu::prepare(dev, stream, csr, req)?)),
         Algorithm::Bccoo => Ok(Box::new(bccoo::cuda::BccooGpu::prepare(
             dev, stream, req.csr, csr, req.tuning,
+        )?)),
+        Algorithm::Tile => Ok(Box::new(tile::cuda::TileGpu::prepare(
+            dev, stream, csr, req,
         )?)),
         a => Err(not_implemented(a)),
     }

@@ -73,8 +73,17 @@ pub const BRC: KernelFile = KernelFile {
     defines: &[],
 };
 
+/// TileSpMV's tile-row kernel and the pre-scale of split tile rows (Niu et al.). No defines:
+/// te, th, tbalance and the deferral shape the host-built format; the rest are launch
+/// arguments.
+pub const TILE: KernelFile = KernelFile {
+    name: "tile.cu",
+    source: include_str!("../../../kernels/tile.cu"),
+    defines: &[],
+};
+
 /// Every kernel file.
-pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BCCOO, &BRC, &TRANSPOSE, &UTIL];
+pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BCCOO, &BRC, &TILE, &TRANSPOSE, &UTIL];
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -194,7 +203,7 @@ mod tests {
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
         let all = all_specs();
-        assert_eq!(all.len(), 6 + 12 + 12 + 1 + 6 + 1);
+        assert_eq!(all.len(), 6 + 12 + 12 + 1 + 1 + 6 + 1);
         assert!(KernelSpec::new(&BCCOO, &[4, 3]).is_ok());
         assert!(KernelSpec::new(&BCCOO, &[3, 3]).is_err());
         assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());

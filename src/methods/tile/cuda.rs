@@ -1,0 +1,425 @@
+//! TileSpMV on the GPU: the host builds the format (format.rs), this file uploads it, chooses
+//! the parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at
+//! analyze) and launches `kernels/tile.cu`.
+//!
+//! One product, all on the caller's stream, no allocation, no sync:
+//! 1. `tile_prescale` over the rows of split tile rows (only when some tile row is split and
+//!    beta != 1): their warps add with atomics;
+//! 2. `tile_spmv`: one warp per work item (y = alpha*A_tiles*x + beta*y);
+//! 3. with deferral, HOLA's product of the deferred CSR matrix with beta = 1 (§III.D's
+//!    TileSpMV_DeferredCOO; the paper used CSR5). HOLA runs with its fixed rule.
+//!
+//! The value map covers both parts: the tile values and, after them, a copy of the deferred
+//! matrix's values; `refresh_values` scatters the CSR into that array, then the deferred CSR's
+//! own scatter copies the tail into its values.
+
+use super::format::{self, Tiled};
+use super::params::{self, TileParams};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::{
+    launch, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
+};
+use crate::error::Result;
+use crate::methods::hola::cuda::HolaGpu;
+use crate::methods::{csr_vector, GpuMethod, Request, Scratch, Timer};
+use crate::scalar::Scalar;
+use crate::types::Tuning;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Warps per CTA of `tile_spmv` (TILE_WARPS in tile.cu).
+const WARPS: u32 = 4;
+/// Threads per CTA of `tile_prescale`.
+const ROW_BLOCK: u32 = 256;
+/// A candidate replaces the fixed rule only when at least 2% faster (noise).
+const MIN_GAIN: f64 = 0.02;
+
+/// The two entry points.
+struct Kernels {
+    spmv: Function,
+    prescale: Function,
+}
+
+fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
+    let m = dev.module(&KernelSpec::new(&kernels::TILE, &[])?)?;
+    let s = suffix::<T>();
+    Ok(Kernels {
+        spmv: m.function(&format!("tile_spmv_{s}"))?,
+        prescale: m.function(&format!("tile_prescale_{s}"))?,
+    })
+}
+
+/// The deferred matrix on the device and HOLA ready to run it.
+struct DeferredGpu<T: Scalar> {
+    hola: HolaGpu<T>,
+    csr: GpuCsr<T>,
+}
+
+/// One format in device memory.
+struct OnDevice<T: Scalar> {
+    params: TileParams,
+    rows: usize,
+    cols: usize,
+    nitems: usize,
+    nsplit: usize,
+    tile_values: usize,
+    item_row: DeviceBuffer,
+    item_start: DeviceBuffer,
+    tile_col: DeviceBuffer,
+    tile_nnz: DeviceBuffer,
+    format: DeviceBuffer,
+    width: DeviceBuffer,
+    val_ptr: DeviceBuffer,
+    idx_ptr: DeviceBuffer,
+    idx: DeviceBuffer,
+    values: DeviceBuffer,
+    split_rows: DeviceBuffer,
+    value_slot: DeviceBuffer,
+    deferred: Option<DeferredGpu<T>>,
+    summary: String,
+}
+
+impl<T: Scalar> OnDevice<T> {
+    fn upload(dev: &Arc<Device>, stream: Stream, f: &Tiled<T>) -> Result<Self> {
+        let up = |v: &[u32], what: &str| DeviceBuffer::from_slice(dev, stream, v, what);
+        let upb = |v: &[u8], what: &str| DeviceBuffer::from_slice(dev, stream, v, what);
+        let deferred = match &f.deferred {
+            None => None,
+            Some(d) => {
+                let stats = d.csr.stats();
+                let csr = GpuCsr::upload(
+                    dev,
+                    stream,
+                    &d.csr,
+                    csr_vector::params::fixed_rule(&stats, dev.sm_count()),
+                )?;
+                let req = Request {
+                    csr: &d.csr,
+                    stats: &stats,
+                    tuning: Tuning::None,
+                    deterministic: false,
+                };
+                let hola = HolaGpu::prepare(dev, stream, &csr, &req)?;
+                Some(DeferredGpu { hola, csr })
+            }
+        };
+        Ok(OnDevice {
+            params: f.params,
+            rows: f.rows,
+            cols: f.cols,
+            nitems: f.item_row.len(),
+            nsplit: f.split_rows.len(),
+            tile_values: f.tile_values(),
+            item_row: up(&f.item_row, "TILE work items")?,
+            item_start: up(&f.item_start, "TILE work-item tile ranges")?,
+            tile_col: up(&f.tile_col, "TILE tileColIdx")?,
+            tile_nnz: up(&f.tile_nnz, "TILE tileNnz")?,
+            format: upb(&f.format, "TILE tile formats")?,
+            width: upb(&f.width, "TILE tile widths")?,
+            val_ptr: up(&f.val_ptr, "TILE value offsets")?,
+            idx_ptr: up(&f.idx_ptr, "TILE index offsets")?,
+            idx: upb(&f.idx, "TILE index bytes")?,
+            values: DeviceBuffer::from_slice(dev, stream, &f.values, "TILE values")?,
+            split_rows: up(&f.split_rows, "TILE split tile rows")?,
+            value_slot: up(&f.value_slot, "TILE value map")?,
+            deferred,
+            summary: f.summary(),
+        })
+    }
+
+    /// Exact device bytes of this format (the deferred CSR and HOLA's buffers included).
+    fn bytes(&self) -> usize {
+        [
+            &self.item_row,
+            &self.item_start,
+            &self.tile_col,
+            &self.tile_nnz,
+            &self.format,
+            &self.width,
+            &self.val_ptr,
+            &self.idx_ptr,
+            &self.idx,
+            &self.values,
+            &self.split_rows,
+            &self.value_slot,
+        ]
+        .iter()
+        .map(|b| b.bytes())
+        .sum::<usize>()
+            + self
+                .deferred
+                .as_ref()
+                .map_or(0, |d| d.csr.device_bytes() + d.hola.device_bytes())
+    }
+
+    /// True when no launch adds with atomics.
+    fn deterministic(&self) -> bool {
+        self.nsplit == 0 && self.deferred.is_none()
+    }
+
+    /// One product: see the module comment.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        k: &Kernels,
+        dev: &Device,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        if self.nsplit > 0 && beta != T::ONE {
+            let args = KernelArgs::new()
+                .push(self.nsplit as i32)
+                .push(self.rows as i32)
+                .push(self.split_rows.addr())
+                .push(y)
+                .push(beta);
+            // SAFETY: tile_prescale_<T>(int nsplit, int rows, const unsigned* split_rows, T* y,
+            // T beta): split_rows holds nsplit tile rows < ceil(rows/16); rows past `rows` are
+            // skipped; y holds rows values (checked by the caller).
+            unsafe {
+                launch(
+                    dev,
+                    &k.prescale,
+                    (self.nsplit * 16).div_ceil(ROW_BLOCK as usize),
+                    ROW_BLOCK,
+                    stream,
+                    args,
+                )?
+            };
+        }
+        if self.nitems > 0 {
+            let args = KernelArgs::new()
+                .push(self.nitems as i32)
+                .push(self.rows as i32)
+                .push(self.cols as i32)
+                .push(self.item_row.addr())
+                .push(self.item_start.addr())
+                .push(self.tile_col.addr())
+                .push(self.tile_nnz.addr())
+                .push(self.format.addr())
+                .push(self.width.addr())
+                .push(self.val_ptr.addr())
+                .push(self.idx_ptr.addr())
+                .push(self.idx.addr())
+                .push(self.values.addr())
+                .push(x)
+                .push(y)
+                .push(alpha)
+                .push(beta);
+            // SAFETY: tile_spmv_<T>(int nitems, int rows, int cols, const unsigned* item_row,
+            // const unsigned* item_start, const unsigned* tile_col, const unsigned* tile_nnz,
+            // const unsigned char* fmt, const unsigned char* width, const unsigned* val_ptr,
+            // const unsigned* idx_ptr, const unsigned char* idx, const T* val, const T* x, T* y,
+            // T alpha, T beta): every array was built by format.rs for this matrix (item ranges
+            // within the tiles, tile offsets within idx/values, tile columns < ceil(cols/16),
+            // x read only below cols, y written only below rows); x holds cols and y rows
+            // values (checked by the caller); WARPS warps per CTA = TILE_WARPS in tile.cu.
+            unsafe {
+                launch(
+                    dev,
+                    &k.spmv,
+                    self.nitems.div_ceil(WARPS as usize),
+                    WARPS * 32,
+                    stream,
+                    args,
+                )?
+            };
+        }
+        if let Some(d) = &self.deferred {
+            d.hola.spmv(&d.csr, stream, alpha, x, T::ONE, y)?;
+        }
+        Ok(())
+    }
+}
+
+/// TileSpMV ready to run on a device.
+pub struct TileGpu<T: Scalar> {
+    kernels: Kernels,
+    on: OnDevice<T>,
+    dev: Arc<Device>,
+    text: String,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for TileGpu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TileGpu({})", self.text)
+    }
+}
+
+fn build_and_upload<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    req: &Request<'_, T>,
+    p: TileParams,
+) -> Result<OnDevice<T>> {
+    let f = format::build(req.csr, &p)?;
+    OnDevice::upload(dev, stream, &f)
+}
+
+impl<T: Scalar> TileGpu<T> {
+    /// Chooses the parameters (fixed rule, or by timing with `req.tuning`; a deterministic
+    /// request keeps its fixed variant), builds the format on the host and uploads it.
+    pub fn prepare(
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        let kernels = load::<T>(dev)?;
+        let (fixed, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
+        // describe(): parameters and how they were chosen first, then the census (Figure 7),
+        // then the timings (info.params keeps the first 255 bytes).
+        let (on, how, detail) = match req.tuning {
+            Tuning::None => (
+                build_and_upload(dev, stream, req, fixed)?,
+                why,
+                String::new(),
+            ),
+            _ if req.deterministic => (
+                build_and_upload(dev, stream, req, fixed)?,
+                format!("{why}; not tuned: the deterministic variant has one shape"),
+                String::new(),
+            ),
+            t => {
+                let cands = params::candidates(fixed, t == Tuning::Exhaustive);
+                let (on, short, timings) = Self::tune(dev, stream, req, &kernels, &cands)?;
+                let online = if t == Tuning::Online {
+                    "; ONLINE is treated as QUICK: TILE tunes at analyze"
+                } else {
+                    ""
+                };
+                (on, short, format!("; {why}{online}; {timings}"))
+            }
+        };
+        let text = format!("{} ({how}); {}{detail}", on.params, on.summary);
+        Ok(TileGpu {
+            kernels,
+            on,
+            dev: dev.clone(),
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// Explicit parameters (tests force deferral on or off this way); `why` goes into
+    /// describe().
+    pub fn with_params(
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+        p: TileParams,
+        why: &str,
+    ) -> Result<Self> {
+        let kernels = load::<T>(dev)?;
+        let on = build_and_upload(dev, stream, req, p)?;
+        let text = format!("{p} ({why}); {}", on.summary);
+        Ok(TileGpu {
+            kernels,
+            on,
+            dev: dev.clone(),
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// QUICK/EXHAUSTIVE: builds and times each candidate (scratch vectors, CUDA events) and
+    /// keeps the fastest unless it beats the fixed rule (candidate 0) by less than 2%. Returns
+    /// the format, the choice in a few words and the timings.
+    fn tune(
+        dev: &Arc<Device>,
+        stream: Stream,
+        req: &Request<'_, T>,
+        k: &Kernels,
+        cands: &[TileParams],
+    ) -> Result<(OnDevice<T>, String, String)> {
+        let stats = req.stats;
+        let first = build_and_upload(dev, stream, req, cands[0])?;
+        if stats.rows == 0 || stats.nnz == 0 {
+            return Ok((
+                first,
+                "fixed rule: nothing to time on an empty matrix".into(),
+                String::new(),
+            ));
+        }
+        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
+        let (x, y) = scratch.addrs();
+        let mut timer = Timer::new(dev)?;
+        let run = |on: &OnDevice<T>| on.run(k, dev, stream, T::ONE, x, T::ZERO, y);
+        let one = timer.time(stream, || run(&first))?;
+        timer.calibrate(one);
+        let fixed_ms = timer.time(stream, || run(&first))?;
+        let (mut best, mut best_ms) = (first, fixed_ms);
+        let mut all = String::new();
+        for &p in &cands[1..] {
+            let on = build_and_upload(dev, stream, req, p)?;
+            let ms = timer.time(stream, || run(&on))?;
+            all.push_str(&format!(
+                " {}/{}/{}={ms:.4}",
+                p.te,
+                p.th,
+                if p.deferred { "D" } else { "-" }
+            ));
+            if ms < best_ms * (1.0 - MIN_GAIN) {
+                best = on;
+                best_ms = ms;
+            }
+        }
+        synchronize(dev, stream)?;
+        Ok((
+            best,
+            format!(
+                "tuned: {} candidates timed, best {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms",
+                cands.len()
+            ),
+            format!("te/th/deferred=ms:{all}"),
+        ))
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> TileParams {
+        self.on.params
+    }
+}
+
+impl<T: Scalar> GpuMethod<T> for TileGpu<T> {
+    fn spmv(
+        &self,
+        _csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        self.on
+            .run(&self.kernels, &self.dev, stream, alpha, x, beta, y)
+    }
+
+    fn refresh_values(&self, csr: &GpuCsr<T>, stream: Stream) -> Result<()> {
+        csr.scatter_values_into(stream, &self.on.value_slot, &self.on.values)?;
+        if let Some(d) = &self.on.deferred {
+            let off = (self.on.tile_values * std::mem::size_of::<T>()) as u64;
+            d.csr
+                .scatter_from_device(stream, self.on.values.addr() + off)?;
+        }
+        Ok(())
+    }
+
+    fn device_bytes(&self) -> usize {
+        self.on.bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.text.clone()
+    }
+
+    fn deterministic(&self) -> bool {
+        self.on.deterministic()
+    }
+}

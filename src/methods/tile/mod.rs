@@ -1,0 +1,17 @@
+//! TILE: TileSpMV (Niu, Lu, Ji, Song, Jin, Liu; IPDPS'21). The matrix is cut into 16x16 tiles
+//! (§III.A), each stored in one of seven formats — CSR, COO, ELL, HYB, Dns, DnsRow, DnsCol —
+//! chosen per tile from its sparsity (§III.D, Figure 5); the two-level structure is `tilePtr`,
+//! `tileColIdx`, `tileNnz` plus per-tile payloads (§III.B). One warp runs at most `tbalance`
+//! tiles of one tile row; longer tile rows are split across warps, which combine with float
+//! atomics (§III.D). TileSpMV_DeferredCOO moves the COO tiles and HYB's COO parts into a
+//! separate CSR matrix computed by tessera's HOLA in the same product (the paper used CSR5).
+
+// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+#[allow(unsafe_code)]
+pub mod cuda;
+pub mod format;
+pub mod host;
+pub mod params;
+pub mod reference;
+
+pub use params::TileParams;
