@@ -213,4 +213,68 @@ mod tests {
         assert!(s.source().starts_with("#line 1 \"common.cuh\""));
         assert!(s.source().contains("TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)"));
     }
+
+    /// The parameters of every `__global__` entry point of `src`: (name, count).
+    fn entry_points(src: &str) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        let mut rest = src;
+        while let Some(i) = rest.find("__global__") {
+            rest = &rest[i + "__global__".len()..];
+            let mut open = rest.find('(').expect("a parameter list");
+            // Launch bounds come before the name: skip their parentheses.
+            if rest[..open].trim_end().ends_with("__launch_bounds__") {
+                let close = open + rest[open..].find(')').expect("launch bounds close");
+                open = close + 1 + rest[close + 1..].find('(').expect("a parameter list");
+            }
+            // The name is the last identifier before the list.
+            let head = &rest[..open];
+            let name = head
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+                .rfind(|w| !w.is_empty())
+                .unwrap_or("?")
+                .to_string();
+            let (mut depth, mut commas, mut end) = (0i32, 0usize, open);
+            for (k, c) in rest[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = open + k;
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => commas += 1,
+                    _ => {}
+                }
+            }
+            let empty = rest[open + 1..end].trim().is_empty();
+            out.push((name, if empty { 0 } else { commas + 1 }));
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    /// A launch pushes at most MAX_KERNEL_ARGS arguments (KernelArgs asserts it): every entry
+    /// point of every kernel file must fit, or its launch would fail at run time on a GPU only.
+    #[test]
+    fn every_entry_point_takes_no_more_arguments_than_a_launch_can_pass() {
+        let mut seen = 0;
+        for file in FILES {
+            for (name, n) in entry_points(file.source) {
+                assert!(
+                    n <= crate::backend::cuda::MAX_KERNEL_ARGS,
+                    "{}: {name} takes {n} arguments, a launch passes at most {}",
+                    file.name,
+                    crate::backend::cuda::MAX_KERNEL_ARGS
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 10, "found only {seen} entry points");
+        let probe = entry_points(
+            "extern \"C\" __global__ void __launch_bounds__(512, 2) k_##S(int a, T *b, const void *c) {}",
+        );
+        assert_eq!(probe, vec![("k_##S".to_string(), 3)]);
+    }
 }

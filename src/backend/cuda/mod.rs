@@ -978,7 +978,7 @@ impl Drop for Event {
 }
 
 /// The most arguments a tessera kernel takes.
-const MAX_KERNEL_ARGS: usize = 16;
+pub(crate) const MAX_KERNEL_ARGS: usize = 24;
 
 /// A kernel's arguments by value, in the order of the `.cu` signature, without allocating (the
 /// launch is on spmv's path): each argument — `int`, `long long`, a pointer, `float` or
