@@ -177,9 +177,9 @@ fn c_gpu_program_checks_device_memory_products_or_skips_without_a_gpu() {
     );
 }
 
-/// Runs `exe` as [`run_program`] does, under AddressSanitizer with LeakSanitizer on, and fails
-/// on any sanitizer report (the exit code is forced to 23 on one, and the report is shown).
-fn run_sanitized(exe: &Path, envs: &[(&str, &str)], remove_env: &[&str]) {
+/// Runs `exe` as [`run_program`] does, under AddressSanitizer with LeakSanitizer on (the exit
+/// code is forced to 23 on a report). Returns the problem, with the output, if any.
+fn sanitized_problem(exe: &Path, envs: &[(&str, &str)], remove_env: &[&str]) -> Option<String> {
     let lib = lib_dir();
     let mut cmd = Command::new(exe);
     let mut ld_path = OsString::from(&lib);
@@ -210,14 +210,24 @@ fn run_sanitized(exe: &Path, envs: &[(&str, &str)], remove_env: &[&str]) {
         .unwrap_or_else(|e| panic!("could not run {name}: {e}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success()
-            && !stderr.contains("Sanitizer")
-            && stdout.lines().any(|l| l.starts_with("ok: ")),
+    if out.status.success()
+        && !stderr.contains("Sanitizer")
+        && stdout.lines().any(|l| l.starts_with("ok: "))
+    {
+        print!("{name} (asan+lsan): {stdout}");
+        return None;
+    }
+    Some(format!(
         "{name} under AddressSanitizer/LeakSanitizer: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
         out.status
-    );
-    print!("{name} (asan+lsan): {stdout}");
+    ))
+}
+
+/// [`sanitized_problem`], failing the test on a problem.
+fn run_sanitized(exe: &Path, envs: &[(&str, &str)], remove_env: &[&str]) {
+    if let Some(p) = sanitized_problem(exe, envs, remove_env) {
+        panic!("{p}");
+    }
 }
 
 /// The C and C++ programs again, built with `-fsanitize=address` (AddressSanitizer, whose
@@ -259,6 +269,25 @@ fn c_programs_run_clean_under_address_and_leak_sanitizer() {
     );
     let cpp = compile_c(dir.path(), "api_cpp.cpp", true, &with(&[]));
     run_sanitized(&cpp, &[], &[]);
+
+    // The check itself: a program that leaks one malloc must fail it, so a machine where
+    // LeakSanitizer cannot run (it stops the world with ptrace) does not pass silently.
+    let canary = dir.path().join("lsan_canary.c");
+    std::fs::write(
+        &canary,
+        "#include <stdio.h>\n#include <stdlib.h>\n#include \"tessera.h\"\n\
+         int main(void) {\n  void *volatile p = malloc(77);\n  int major, minor, patch;\n  \
+         tessera_get_version(&major, &minor, &patch);\n  printf(\"ok: %p\\n\", p);\n  \
+         p = NULL;\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let exe = compile_c(dir.path(), canary.to_str().unwrap(), false, &with(&[]));
+    let msg = sanitized_problem(&exe, &[], &[])
+        .expect("a program leaking 77 bytes passed the AddressSanitizer/LeakSanitizer check");
+    assert!(
+        msg.contains("LeakSanitizer: detected memory leaks") && msg.contains("77 byte"),
+        "the leaking canary failed, but not with LeakSanitizer's report: {msg}"
+    );
 }
 
 #[test]

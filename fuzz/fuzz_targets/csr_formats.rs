@@ -65,6 +65,11 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     };
+    // A valid matrix may declare 2^31-1 columns with a few entries; its products need x (or y)
+    // of that length, which this target does not allocate: validation was the point.
+    if a.rows().max(a.cols()) > 1 << 16 {
+        return;
+    }
     let mut u = Unstructured::new(u.take_rest());
     let f32_too = u.arbitrary::<bool>().unwrap_or(false);
     if check_every_method(&a, &mut u).is_err() {
@@ -76,6 +81,5 @@ fuzz_target!(|data: &[u8]| {
     if f32_too {
         let a32 = a.convert::<f32>();
         let _ = check_every_method(&a32, &mut u);
-        let _ = check_parameter_variants(&a32, &mut u);
     }
 });
