@@ -5,7 +5,7 @@
 //! rows, one long row, duplicate entries and columns unsorted within a row (so the caller's
 //! order differs from tessera's CSR order), rectangular shapes and empty matrices.
 //!
-//! Bounded: 48 cases per value type (a few seconds in a debug build); `PROPTEST_CASES` raises it.
+//! Bounded: 48 cases per value type, about a second in a debug build.
 
 use proptest::prelude::*;
 use tessera::{

@@ -182,7 +182,12 @@ fn create_csr(u: &mut Unstructured<'_>, hs: &[tessera_handle], ms: &mut Vec<Mat>
         return Ok(());
     }
     assert!(!out_null && !a.is_null());
-    // The library accepted it: so must the same validation here, with the same values.
+    // The library accepted it: so must the same validation here, with the same values and the
+    // index type actually passed (an overridden `it` may differ from the raw input's).
+    let raw = RawCsr {
+        i64_indices: it == TESSERA_INDEX_TYPE_I64,
+        ..raw
+    };
     let csr = raw.validate().unwrap_or_else(|e| {
         panic!("tessera_create_csr accepted what Csr::from_parts refuses: {e}")
     });
