@@ -15,7 +15,7 @@ use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 use tessera::api::types::*;
 use tessera::api::*;
-use tessera::{Csr, Operation, Scalar, Status};
+use tessera::{Csr, IndexBase, Operation, Scalar, Status};
 use tessera_fuzz::{assert_product, small_value, RawCsr, ALPHA_BETA};
 
 /// A matrix the sequence created, with what the fuzzer knows of it.
@@ -183,9 +183,14 @@ fn create_csr(u: &mut Unstructured<'_>, hs: &[tessera_handle], ms: &mut Vec<Mat>
     }
     assert!(!out_null && !a.is_null());
     // The library accepted it: so must the same validation here, with the same values and the
-    // index type actually passed (an overridden `it` may differ from the raw input's).
+    // index type and base actually passed (overridden ones may differ from the raw input's).
     let raw = RawCsr {
         i64_indices: it == TESSERA_INDEX_TYPE_I64,
+        base: if base == TESSERA_INDEX_BASE_ONE {
+            IndexBase::One
+        } else {
+            IndexBase::Zero
+        },
         ..raw
     };
     let csr = raw.validate().unwrap_or_else(|e| {

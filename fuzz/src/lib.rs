@@ -86,7 +86,7 @@ impl RawCsr {
                     1 => wide_cols - 1,
                     _ => u.int_in_range(0..=wide_cols - 1)?,
                 };
-                col_ind.push(c + b);
+                col_ind.push(c.wrapping_add(b));
             }
             row_ptr.push(col_ind.len() as i64 + b);
         }
@@ -110,7 +110,7 @@ impl RawCsr {
             }
             4 if !row_ptr.is_empty() => {
                 let i = u.choose_index(row_ptr.len())?;
-                row_ptr[i] += *u.choose(&[-1i64, 1])?;
+                row_ptr[i] = row_ptr[i].wrapping_add(*u.choose(&[-1i64, 1])?);
             }
             _ => {}
         }
