@@ -290,19 +290,19 @@ impl<T: Scalar> Oracle<T> {
                 T::from_f64(c.beta),
                 &mut y,
             );
-            for i in 0..y.len() {
-                let err = (y[i].to_f64() - c.want[i]).abs();
+            for (i, ((yi, want), bound)) in y.iter().zip(&c.want).zip(&c.bound).enumerate() {
+                let err = (yi.to_f64() - want).abs();
                 assert!(
-                    err <= c.bound[i],
+                    err <= *bound,
                     "{what} {:?} {} alpha={} beta={}: y[{i}] = {} but the f64 product is {} \
                      (error {err:e} > {:e}); matrix {:?} (rows, cols, nnz)",
                     T::VALUE_TYPE,
                     c.op,
                     c.alpha,
                     c.beta,
-                    y[i].to_f64(),
-                    c.want[i],
-                    c.bound[i],
+                    yi.to_f64(),
+                    want,
+                    bound,
                     self.shape
                 );
             }
