@@ -224,7 +224,7 @@ impl<T: Scalar> Csr<T> {
         check_dim("rows", rows as i64)?;
         check_dim("cols", cols as i64)?;
         check_dim("nnz", entries.len() as i64)?;
-        let mut counts = vec![0usize; rows + 1];
+        let mut counts = try_vec_filled(rows + 1, 0usize, "row_ptr")?;
         for (k, &(r, c, _)) in entries.iter().enumerate() {
             if r >= rows || c >= cols {
                 return Err(Error::InvalidMatrix(format!(
@@ -236,10 +236,11 @@ impl<T: Scalar> Csr<T> {
         for i in 0..rows {
             counts[i + 1] += counts[i];
         }
-        let row_ptr: Vec<i32> = counts.iter().map(|&v| v as i32).collect();
+        let mut row_ptr = try_vec(rows + 1, "row_ptr")?;
+        row_ptr.extend(counts.iter().map(|&v| v as i32));
         let mut next = counts;
-        let mut col_ind = vec![0i32; entries.len()];
-        let mut values = vec![T::ZERO; entries.len()];
+        let mut col_ind = try_vec_filled(entries.len(), 0i32, "col_ind")?;
+        let mut values = try_vec_filled(entries.len(), T::ZERO, "values")?;
         for &(r, c, v) in entries {
             let k = next[r];
             next[r] += 1;

@@ -13,8 +13,11 @@
 //!   memory.
 //!
 //! `complex` fields and `hermitian` symmetry are `Error::NotSupported` (tessera computes in real
-//! arithmetic). A malformed file is `Error::InvalidMatrix` with a sentence naming the file and the
-//! line; an unreadable one is `Error::InvalidValue`.
+//! arithmetic). A malformed file is `Error::InvalidMatrix` with one sentence naming the file and the
+//! line; an unreadable one is `Error::InvalidValue`. Duplicate entries are kept and add up (as
+//! in tessera's CSR). The size line is never trusted for memory: storage grows with the entries
+//! actually read, and a file declaring more than max(2^26, 8 x stored entries) rows or columns
+//! is refused (`NotSupported`) instead of taking gigabytes for an almost empty matrix.
 //!
 //! Why a hand-written parser (CONVENTIONS.md 17 prefers a crate; these were evaluated):
 //! `matrix-market-rs` 0.1 reads `general`/`symmetric` only (no skew-symmetric), reports no line
@@ -39,6 +42,10 @@ use crate::error::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 
+/// Rows and columns a file may declare whatever it stores (see [`parse`]); beyond this, at most
+/// 8 per stored entry.
+pub const HUGE_DIM: usize = 1 << 26;
+
 /// The six bytes every xz stream starts with.
 const XZ_MAGIC: [u8; 6] = [0xFD, b'7', b'z', b'X', b'Z', 0x00];
 
@@ -50,12 +57,17 @@ const XZ_MAGIC: [u8; 6] = [0xFD, b'7', b'z', b'X', b'Z', 0x00];
 pub fn read(path: &Path) -> Result<Csr<f64>> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::InvalidValue(format!("cannot read {}: {e}", path.display())))?;
-    let source = path.display().to_string();
+    from_bytes(&bytes, &path.display().to_string())
+}
+
+/// Reads the bytes of a Matrix Market file, xz-compressed or not (recognised by the magic
+/// bytes): what [`read()`] does once it has the file. `source` names it in error messages.
+pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Csr<f64>> {
     if bytes.starts_with(&XZ_MAGIC) {
-        let text = decompress_xz(&bytes, &source)?;
-        parse(&text, &source)
+        let text = decompress_xz(bytes, source)?;
+        parse(&text, source)
     } else {
-        parse(&bytes, &source)
+        parse(bytes, source)
     }
 }
 
@@ -64,9 +76,16 @@ fn decompress_xz(bytes: &[u8], source: &str) -> Result<Vec<u8>> {
     // xz files of matrices compress about 6:1; start there to avoid most regrowth.
     let mut out = Vec::with_capacity(bytes.len().saturating_mul(6));
     let mut input = bytes;
-    lzma_rs::xz_decompress(&mut input, &mut out).map_err(|e| {
+    // A decoder bug on a malformed stream must not take the process down: a panic inside
+    // lzma-rs becomes the same error as a reported failure.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lzma_rs::xz_decompress(&mut input, &mut out).map_err(|e| e.to_string())
+    }))
+    .unwrap_or_else(|_| Err("the xz decoder failed on it".to_string()));
+    r.map_err(|e| {
         Error::InvalidMatrix(format!(
-            "{source} starts like an xz file but cannot be decompressed: {e}"
+            "{source} starts like an xz file but cannot be decompressed: {}",
+            e.replace('\n', " ")
         ))
     })?;
     Ok(out)
@@ -257,7 +276,7 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
     // The banner: %%MatrixMarket matrix <format> <field> <symmetry>
     let Some((_, banner)) = lines.next() else {
         return Err(Error::InvalidMatrix(format!(
-            "{source} is empty: a Matrix Market file starts with a line like \
+            "{source}, line 1: the file is empty; a Matrix Market file starts with a line like \
              '%%MatrixMarket matrix coordinate real general'"
         )));
     };
@@ -286,8 +305,8 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
     }
     if words[1] != "matrix" {
         return Err(Error::NotSupported(format!(
-            "{source}: the object is '{}', but tessera reads only 'matrix' objects",
-            words[1]
+            "{source}, line 1: the object is '{}', but tessera reads only 'matrix' objects",
+            show(words[1].as_bytes())
         )));
     }
     let coordinate = match words[2].as_str() {
@@ -306,7 +325,7 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
         "pattern" => Field::Pattern,
         "complex" => {
             return Err(Error::NotSupported(format!(
-                "{source} holds a complex matrix; tessera computes in real arithmetic \
+                "{source}, line 1: a complex matrix; tessera computes in real arithmetic \
                  (f32/f64) and reads only real, integer and pattern files"
             )))
         }
@@ -323,8 +342,8 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
         "skew-symmetric" => Symmetry::Skew,
         "hermitian" => {
             return Err(Error::NotSupported(format!(
-                "{source} is a hermitian matrix; tessera computes in real arithmetic and reads \
-                 only general, symmetric and skew-symmetric files"
+                "{source}, line 1: a hermitian matrix; tessera computes in real arithmetic and \
+                 reads only general, symmetric and skew-symmetric files"
             )))
         }
         other => {
@@ -347,7 +366,9 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
     // The size line.
     let Some((size_line, size)) = lines.next_content() else {
         return Err(Error::InvalidMatrix(format!(
-            "{source} ends after the header: the size line ('ROWS COLS NNZ') is missing"
+            "{source}, line {}: the file ends after the header; the size line ('ROWS COLS NNZ') \
+             is missing",
+            lines.line_no + 1
         )));
     };
     let want = if coordinate { 3 } else { 2 };
@@ -384,7 +405,8 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
     for (name, v) in [("rows", rows), ("columns", cols)] {
         if v > MAX_DIM as u64 {
             return Err(Error::NotSupported(format!(
-                "{source}: {v} {name} exceed 2^31-1, the largest tessera supports"
+                "{source}, line {size_line}: {v} {name} exceed 2^31-1, the largest tessera \
+                 supports"
             )));
         }
     }
@@ -557,11 +579,27 @@ pub fn parse(text: &[u8], source: &str) -> Result<Csr<f64>> {
     }
     if seen < count {
         return Err(Error::InvalidMatrix(format!(
-            "{source} ends after {seen} of the {count} {} announced on line {size_line} \
-             (last line {})",
+            "{source}, line {}: the file ends after {seen} of the {count} {} announced on line \
+             {size_line}",
+            lines.line_no,
             if coordinate { "entries" } else { "values" },
-            lines.line_no
         )));
+    }
+    // Nor is the size line trusted for the memory the matrix will take: the CSR needs 4 bytes
+    // of row offsets per row and every product a vector of `cols` values, so a few-byte file
+    // declaring 2 billion rows would take gigabytes. Up to 2^26 rows and columns are always
+    // read; beyond that, at most 8 per stored entry.
+    for (name, v) in [("rows", rows), ("columns", cols)] {
+        let allowed = HUGE_DIM.max(8 * entries.len());
+        if v > allowed {
+            return Err(Error::NotSupported(format!(
+                "{source}, line {size_line}: {v} {name} for {} stored entries; tessera's reader \
+                 refuses more than max(2^26, 8 x entries) rows or columns, as the matrix would \
+                 need {} MB of memory for almost nothing stored",
+                entries.len(),
+                (v as u64 * 12) >> 20
+            )));
+        }
     }
     if entries.len() as u64 > MAX_DIM as u64 {
         return Err(Error::NotSupported(format!(
