@@ -521,6 +521,16 @@ impl Stream {
     fn raw(self) -> sys::CUstream {
         self.0 as sys::CUstream
     }
+
+    /// True when `self` and `other` name one stream whose own order puts work queued through
+    /// one after work queued earlier through the other: equal handles, except
+    /// `CU_STREAM_PER_THREAD` (0x2), which names a different stream on every thread. (A stream
+    /// destroyed while its work still runs and a new one created at the same address would
+    /// pass too: destroying a stream that still runs a product of a matrix and then using the
+    /// matrix on a new stream is outside the concurrency contract, README.)
+    pub fn same_queue(self, other: Stream) -> bool {
+        self.0 == other.0 && self.0 != 2
+    }
 }
 
 /// Special stream handles that are not objects: the legacy and per-thread default streams.
@@ -900,11 +910,22 @@ unsafe impl Sync for Event {}
 impl Event {
     /// A timing event.
     pub fn new(dev: &Arc<Device>) -> Result<Event> {
+        Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+    }
+
+    /// An event only for ordering streams (`wait_on`, `is_done`): created without timing
+    /// (`CU_EVENT_DISABLE_TIMING`), which the driver documents as the cheapest to record and
+    /// wait on. Recorded once per product by the methods with per-matrix workspaces.
+    pub fn for_ordering(dev: &Arc<Device>) -> Result<Event> {
+        Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+    }
+
+    fn with_flags(dev: &Arc<Device>, flags: u32) -> Result<Event> {
         let _g = dev.enter()?;
         let mut ev = std::ptr::null_mut();
         // SAFETY: context current; ev is a valid out-pointer.
         check(
-            unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            unsafe { sys::cuEventCreate(&mut ev, flags) },
             "cuEventCreate",
         )?;
         Ok(Event {

@@ -102,7 +102,8 @@ struct DevFormat {
 struct SlotOrder {
     next: usize,
     done: Vec<Event>,
-    used: Vec<bool>,
+    /// The stream of each slot's last launch (None: never used).
+    used: Vec<Option<Stream>>,
 }
 
 impl std::fmt::Debug for SlotOrder {
@@ -209,8 +210,10 @@ impl DevFormat {
             tmp_slots,
             order: Mutex::new(SlotOrder {
                 next: 0,
-                done: (0..slots).map(|_| Event::new(dev)).collect::<Result<_>>()?,
-                used: vec![false; slots],
+                done: (0..slots)
+                    .map(|_| Event::for_ordering(dev))
+                    .collect::<Result<_>>()?,
+                used: vec![None; slots],
             }),
         })
     }
@@ -279,7 +282,8 @@ impl DevFormat {
         // Not while capturing into a graph: an event recorded outside the capture cannot be
         // waited on inside it (the graph keeps the slot it was captured with).
         let capturing = is_capturing(dev, stream)?;
-        if !capturing && order.used[slot] {
+        // The previous user on this same stream is ordered already: no wait.
+        if !capturing && order.used[slot].is_some_and(|s| !s.same_queue(stream)) {
             order.done[slot].wait_on(stream)?;
         }
         let sync = self.sync.addr() + (slot * (1 + self.max_wgs) * 4) as u64;
@@ -355,7 +359,7 @@ impl DevFormat {
         // one slot's adjacent-synchronisation counters).
         if !capturing {
             order.done[slot].record(stream)?;
-            order.used[slot] = true;
+            order.used[slot] = Some(stream);
         }
         combined
     }

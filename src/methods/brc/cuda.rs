@@ -118,7 +118,7 @@ impl OnDevice {
             value_slot: up(&f.value_slot, "BRC value map")?,
             summary: f.summary(),
             partial_order: Mutex::new(if f.variant == Variant::Deterministic {
-                Some((Event::new(dev)?, false))
+                Some((Event::for_ordering(dev)?, false))
             } else {
                 None
             }),

@@ -116,11 +116,12 @@ struct Carry {
     order: Mutex<SlotOrder>,
 }
 
-/// Which slot the next call takes, and per slot an event recorded after its last launch.
+/// Which slot the next call takes, and per slot an event recorded after its last launch and
+/// the stream of that launch (None: never used).
 struct SlotOrder {
     next: usize,
     done: Vec<Event>,
-    used: Vec<bool>,
+    used: Vec<Option<Stream>>,
 }
 
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
@@ -153,9 +154,9 @@ impl Ready {
                 order: Mutex::new(SlotOrder {
                     next: 0,
                     done: (0..CARRY_RING)
-                        .map(|_| Event::new(dev))
+                        .map(|_| Event::for_ordering(dev))
                         .collect::<Result<_>>()?,
-                    used: vec![false; CARRY_RING],
+                    used: vec![None; CARRY_RING],
                 }),
             })
         } else {
@@ -191,7 +192,8 @@ impl Ready {
             // Not while capturing into a graph: an event recorded outside the capture cannot be
             // waited on inside it (the graph keeps the slot it was captured with).
             let capturing = is_capturing(csr.device(), stream)?;
-            if !capturing && order.used[slot] {
+            // The previous user on this same stream is ordered already: no wait.
+            if !capturing && order.used[slot].is_some_and(|s| !s.same_queue(stream)) {
                 order.done[slot].wait_on(stream)?;
             }
             let carry = w.buf.addr() + (slot * w.one) as u64;
@@ -199,7 +201,7 @@ impl Ready {
             let launched = self.core(csr, stream, alpha, x, beta, y, carry, count);
             if !capturing {
                 order.done[slot].record(stream)?;
-                order.used[slot] = true;
+                order.used[slot] = Some(stream);
             }
             return launched;
         }
