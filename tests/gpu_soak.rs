@@ -248,8 +248,11 @@ fn a_hundred_thousand_products_with_updates_and_matrices_coming_and_going_keep_m
         dev1 as f64 / 1048576.0,
         dev1 - dev0
     );
+    if common::under_sanitizer() {
+        println!("device memory level not checked: running under compute-sanitizer");
+    }
     assert!(
-        dev1 - dev0 <= DEVICE_TOLERANCE,
+        dev1 - dev0 <= DEVICE_TOLERANCE || common::under_sanitizer(),
         "device memory grew by {} bytes over the soak",
         dev1 - dev0
     );
