@@ -3,35 +3,41 @@
 //
 // Work split (§III.D): one warp per work item; an item is up to `tbalance` tiles of one tile
 // row (the host cut the list: item i runs tiles item_start[i]..item_start[i+1] of tile row
-// item_row[i] & ~TILE_SPLIT). Lane l accumulates for row l % 16 of the tile row; half
-// h = l / 16 takes every other column / entry / dense row. Per tile, lane c < 16 (and its twin
-// c + 16) holds x[col0 + c] in a register (0 past the last column), and the routines fetch
-// x[col0 + k] with a shuffle from lane k (§III.C: "x in registers ... register shuffle"):
-//   CSR (Alg. 2): lanes 2r, 2r+1 walk row r's entries alternately, x from shared memory (the
-//                 paper's choice: the loop trip counts differ per lane, so no shuffles inside);
-//                 a shuffle by 1 adds the pair, a shuffle brings row r's sum to lane r.
-//   COO (Alg. 3): each lane loads one entry (32 per round trip), then half h walks entries
-//                 h, h+2, ... in registers by shuffles and the lane of the entry's row adds it.
-//                 The paper adds through shared-memory atomics; this form gives the same sums
-//                 in a fixed order (bitwise reproducible). Loading entry by entry inside the
-//                 walk (the first version) made every HYB tail a chain of dependent loads:
-//                 bcsstk16 26.4 -> 14.4 us, sparse-images 30.9 -> 15.9 us on an H100.
-// The loops over a tile's entries are unrolled (#pragma unroll) so that their loads go out
-// together. Tried and dropped (H100): the metadata of 32 tiles loaded at once, one per lane
-// (no gain); streaming loads (__ldcs) for values (dense 2000^2 1.66x -> 1.01x); the CSR routine
-// as one entry per lane with a segmented warp scan (elasticity 0.144 -> 0.196 ms).
-//   ELL (Alg. 4): slot s = lane + 32i of the column-major 16 x w block is row s % 16 = lane % 16.
+// item_row[i] & ~TILE_SPLIT). Our choice inside the warp (§III.C gives the warp one tile at a
+// time): each half-warp takes a tile, so two tiles are in flight per warp: half h runs tiles
+// t0 + h, t0 + h + 2, ...; lane r of a half owns row r of the tile row in every format. Per
+// tile, lane r loads x[col0 + r] (0 past the last column) into a register and into the half's
+// 16 shared-memory slots (§III.C: x segments in registers or shared memory):
+//   CSR (Alg. 2): lane r walks row r's entries (row offsets r, r + 1), x from shared memory.
+//   COO (Alg. 3): in rounds of 16 entries, lane j loads entry j, multiplies it by x (shuffle
+//                 from the column's lane), an inclusive segmented scan by row (entries are
+//                 sorted by row) leaves each row's sum in its last entry's lane, which hands it
+//                 to the row's lane through shared memory. The paper adds through shared-memory
+//                 atomics; the scan gives a fixed order (bitwise reproducible).
+//   ELL (Alg. 4): lane r reads slot e * 16 + r of the column-major 16 x w block (coalesced).
 //   HYB:          the ELL part, then its COO part as COO.
-//   Dns:          lane (r, h) takes columns h, h+2, ... of row r (column-major: coalesced).
-//   DnsRow:       half h takes dense rows h, h+2, ...: lane c multiplies column c with its own
-//                 x, an xor butterfly over the 16 lanes sums the row, the row's lane keeps it.
-//   DnsCol:       half h takes dense columns h, h+2, ...: lane r multiplies row r, x shuffled.
-// All loops whose bodies shuffle have warp-uniform trip counts. The two halves are added with
-// one shuffle at the end; lanes 0..15 write their rows (never past `rows`):
+//   Dns:          lane r reads row r of the column-major block (16 coalesced loads).
+//   DnsRow:       the lane whose row is dense row i reads its 16 contiguous values.
+//   DnsCol:       lane r reads row r of each dense column, x from shared memory.
+// Shuffles (COO) use the half's mask and width 16 with trip counts uniform in the half; the two
+// halves may run different formats. The halves are added with one shuffle at the end; lanes
+// 0..15 write their rows (never past `rows`):
 //   y = alpha*s + beta*y (beta == 0: y not read), or, for an item of a split tile row,
 //   atomicAdd(y, alpha*s) into a y that tile_prescale scaled by beta first (one thread per row
 //   of each split tile row; beta == 0 writes 0 without reading). Items of unsplit tile rows
 //   use no atomics: the product is bitwise reproducible when no tile row is split.
+//
+// Versions on an H100, f64 (notes/tile.md has the table): a whole warp per tile (v3, the paper's
+// layout: lanes 2r, 2r+1 on row r) was latency-bound (ncu: 57% DRAM throughput on elasticity,
+// 68% of stalls waiting on L1TEX; three dependent round trips per tile, one tile per warp in
+// flight). Half-warp tiles (v6) took the elasticity kernel from 114 to 92 us and stencil27 from
+// 200 to 132 us; the COO scan (v7) brought the small matrices back (bcsstk16 21.6 -> 14.4 us).
+// Tried and dropped: staging each item's values, index bytes and x in shared memory with all
+// loads in flight (56 registers, occupancy 56% -> 39%: elasticity 0.145 -> 0.158 ms); metadata
+// of 16 tiles per half loaded at once plus the next tile's x and row offsets prefetched (small
+// matrices -10%, but 56 registers: stencil27 kernel 132 -> 190 us; capped at 40 or 32
+// registers it spills and is slower still); streaming loads (__ldcs) for values (dense 2000^2
+// 1.66x -> 1.01x in v2).
 //
 // Entry points: tile_prescale_<T>, tile_spmv_<T> (blocks of TILE_WARPS warps). No defines:
 // te, th, tbalance and the deferral shape the host-built arrays, nothing compile-time.
@@ -53,33 +59,45 @@ __device__ __forceinline__ unsigned tile_nib(const unsigned char *__restrict__ p
     return (j & 1u) ? (b >> 4) : (b & 15u);
 }
 
-// COO entries (row << 4 | col bytes): each lane loads one entry of a chunk of 32 (one round
-// trip per chunk instead of one per entry pair), then the chunk is walked in registers: half h
-// takes entries h, h+2, ... of it by shuffles, and the lane of the entry's row adds it (fixed
-// order, uniform trip counts).
+// COO entries (row << 4 | col bytes, sorted by row): in rounds of 16, lane j of the half
+// loads entry j and multiplies it by x (a shuffle from the column's lane); an inclusive
+// segmented scan by row (4 shuffle steps; equal rows are adjacent) leaves each row's sum in
+// its last entry's lane, which hands it to the row's lane through shared memory. One round
+// trip and ~25 instructions per 16 entries, in a fixed order (bitwise reproducible).
+// Called by the whole half (trip counts uniform in the half; hmask names it).
 template <typename T>
-__device__ __forceinline__ void tile_coo(const unsigned char *__restrict__ idx,
-                                         const T *__restrict__ val, unsigned n, T xv, int r,
-                                         int h, T &s) {
-    const int lane = threadIdx.x & 31;
-    for (unsigned c0 = 0; c0 < n; c0 += 32) {
-        const unsigned mine = c0 + (unsigned)lane;
-        const bool have = mine < n;
-        const unsigned mb = have ? (unsigned)tessera_ro_load(idx + mine) : 0u;
-        const T mv = have ? tessera_ro_load(val + mine) : T(0);
-        const unsigned cn = (n - c0) < 32u ? (n - c0) : 32u;
-        for (unsigned j0 = 0; j0 < cn; j0 += 2) {
-            const unsigned j = j0 + (unsigned)h;
-            const unsigned b = __shfl_sync(TESSERA_FULL_MASK, mb, (int)(j & 31u));
-            const T v = __shfl_sync(TESSERA_FULL_MASK, mv, (int)(j & 31u));
-            const T xg = __shfl_sync(TESSERA_FULL_MASK, xv, (int)(b & 15u));
-            if (j < cn && (int)(b >> 4) == r) {
-                s += v * xg;
+__device__ __forceinline__ void tile_coo(const unsigned char *__restrict__ ti,
+                                         const T *__restrict__ tv, unsigned n, T xv, T *srow,
+                                         int r, unsigned hmask, T &s) {
+    for (unsigned c0 = 0; c0 < n; c0 += 16) {
+        const unsigned j = c0 + (unsigned)r;
+        const bool have = j < n;
+        const unsigned b = have ? (unsigned)tessera_ro_load(ti + j) : 0u;
+        const T v = have ? tessera_ro_load(tv + j) : T(0);
+        const T xg = __shfl_sync(hmask, xv, (int)(b & 15u), 16);
+        const int rj = have ? (int)(b >> 4) : 16 + r; // past the end: a row of its own
+        T p = v * xg;
+#pragma unroll
+        for (int off = 1; off < 16; off <<= 1) {
+            const T q = __shfl_up_sync(hmask, p, off, 16);
+            const int rq = __shfl_up_sync(hmask, rj, off, 16);
+            if (r >= off && rq == rj) {
+                p += q;
             }
         }
+        const int rn = __shfl_down_sync(hmask, rj, 1, 16);
+        srow[r] = T(0);
+        __syncwarp(hmask);
+        if (have && (r == 15 || rn != rj)) {
+            srow[rj] = p; // the last entry of row rj: the row's sum in this round
+        }
+        __syncwarp(hmask);
+        s += srow[r];
+        __syncwarp(hmask);
     }
 }
 
+// One work item (see the top of the file): a half-warp per tile, two tiles in flight.
 template <typename T>
 __device__ __forceinline__ void
 tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
@@ -89,111 +107,95 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
           const unsigned *__restrict__ idx_ptr, const unsigned char *__restrict__ idx,
           const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T alpha,
           T beta) {
-    __shared__ T sx[TILE_WARPS][16];
+    __shared__ T sx[TILE_WARPS][2][16];
+    __shared__ T srows[TILE_WARPS][2][16];
     const int lane = threadIdx.x & 31;
     const int wib = threadIdx.x >> 5;
     const int item = blockIdx.x * (blockDim.x >> 5) + wib;
     if (item >= nitems) {
         return; // the whole warp: item is warp-uniform
     }
+    (void)tile_nnz;
     const int r = lane & 15;
     const int h = lane >> 4;
+    const unsigned hmask = 0xffffu << (16 * h);
+    T *xs = sx[wib][h];
+    T *srow = srows[wib][h];
     const unsigned code = tessera_ro_load(item_row + item);
     const unsigned tr = code & ~TILE_SPLIT;
     const unsigned t0 = tessera_ro_load(item_start + item);
     const unsigned t1 = tessera_ro_load(item_start + item + 1);
     T s = T(0);
-    for (unsigned t = t0; t < t1; ++t) {
-        const long long col0 = (long long)tessera_ro_load(tile_col + t) * 16;
-        const T xv = (col0 + r < (long long)cols) ? tessera_ro_load(x + col0 + r) : T(0);
+    for (unsigned t = t0 + (unsigned)h; t < t1; t += 2) {
+        const long long cx = (long long)tessera_ro_load(tile_col + t) * 16 + r;
         const unsigned vb = tessera_ro_load(val_ptr + t);
         const unsigned vlen = tessera_ro_load(val_ptr + t + 1) - vb;
         const unsigned w = tessera_ro_load(width + t);
+        const unsigned f = tessera_ro_load(fmt + t);
         const unsigned char *__restrict__ ti = idx + tessera_ro_load(idx_ptr + t);
         const T *__restrict__ tv = val + vb;
-        switch (tessera_ro_load(fmt + t)) {
+        const T xv = cx < (long long)cols ? tessera_ro_load(x + cx) : T(0);
+        __syncwarp(hmask); // the half's reads of the previous segment are done
+        xs[r] = xv;
+        __syncwarp(hmask);
+        switch (f) {
         case TILE_F_CSR: {
-            __syncwarp();
-            if (lane < 16) {
-                sx[wib][lane] = xv;
-            }
-            __syncwarp();
-            const unsigned nnz = tessera_ro_load(tile_nnz + t + 1) - tessera_ro_load(tile_nnz + t);
-            const int ri = lane >> 1;
-            const unsigned st = tessera_ro_load(ti + ri);
-            const unsigned en = ri < 15 ? (unsigned)tessera_ro_load(ti + ri + 1) : nnz;
-            T p = T(0);
+            const unsigned st = tessera_ro_load(ti + r);
+            const unsigned en = r < 15 ? (unsigned)tessera_ro_load(ti + r + 1) : vlen;
 #pragma unroll 4
-            for (unsigned j = st + (unsigned)(lane & 1); j < en; j += 2) {
-                p += tessera_ro_load(tv + j) * sx[wib][tile_nib(ti + 16, j)];
-            }
-            p += __shfl_down_sync(TESSERA_FULL_MASK, p, 1);
-            const T rs = __shfl_sync(TESSERA_FULL_MASK, p, 2 * r);
-            if (h == 0) {
-                s += rs;
+            for (unsigned j = st; j < en; ++j) {
+                s += tessera_ro_load(tv + j) * xs[tile_nib(ti + 16, j)];
             }
             break;
         }
         case TILE_F_COO:
-            tile_coo<T>(ti, tv, vlen, xv, r, h, s);
+            tile_coo<T>(ti, tv, vlen, xv, srow, r, hmask, s);
             break;
         case TILE_F_ELL:
         case TILE_F_HYB: {
-            const unsigned n = 16u * w;
 #pragma unroll 4
-            for (unsigned s0 = 0; s0 < n; s0 += 32) {
-                const unsigned sl = s0 + (unsigned)lane;
-                const bool ok = sl < n;
-                const int c = ok ? (int)tile_nib(ti, sl) : 0;
-                const T xg = __shfl_sync(TESSERA_FULL_MASK, xv, c);
-                if (ok) {
-                    s += tessera_ro_load(tv + sl) * xg;
-                }
+            for (unsigned k = 0; k < w; ++k) {
+                const unsigned sl = k * 16u + (unsigned)r;
+                s += tessera_ro_load(tv + sl) * xs[tile_nib(ti, sl)];
             }
+            const unsigned n = 16u * w;
             if (vlen > n) {
-                tile_coo<T>(ti + 8u * w, tv + n, vlen - n, xv, r, h, s);
+                tile_coo<T>(ti + 8u * w, tv + n, vlen - n, xv, srow, r, hmask, s);
             }
             break;
         }
         case TILE_F_DNS:
 #pragma unroll
-            for (int c = 0; c < 16; c += 2) {
-                const T xg = __shfl_sync(TESSERA_FULL_MASK, xv, c + h);
-                s += tessera_ro_load(tv + (c + h) * 16 + r) * xg;
+            for (int c = 0; c < 16; ++c) {
+                s += tessera_ro_load(tv + c * 16 + r) * xs[c];
             }
             break;
-        case TILE_F_ROW:
-#pragma unroll 2
-            for (unsigned i0 = 0; i0 < w; i0 += 2) {
-                const unsigned i = i0 + (unsigned)h;
-                const bool ok = i < w;
-                T p = ok ? tessera_ro_load(tv + i * 16u + r) * xv : T(0);
+        case TILE_F_ROW: {
+            int mine = -1;
+            for (unsigned i = 0; i < w; ++i) {
+                if ((int)tessera_ro_load(ti + i) == r) {
+                    mine = (int)i;
+                }
+            }
+            if (mine >= 0) {
 #pragma unroll
-                for (int off = 8; off > 0; off >>= 1) {
-                    p += __shfl_xor_sync(TESSERA_FULL_MASK, p, off, 16);
-                }
-                const unsigned rid = ok ? (unsigned)tessera_ro_load(ti + i) : 255u;
-                if (ok && (unsigned)r == rid) {
-                    s += p;
+                for (int c = 0; c < 16; ++c) {
+                    s += tessera_ro_load(tv + mine * 16 + c) * xs[c];
                 }
             }
             break;
+        }
         case TILE_F_COL:
 #pragma unroll 4
-            for (unsigned i0 = 0; i0 < w; i0 += 2) {
-                const unsigned i = i0 + (unsigned)h;
-                const bool ok = i < w;
-                const int c = ok ? (int)tessera_ro_load(ti + i) : 0;
-                const T xg = __shfl_sync(TESSERA_FULL_MASK, xv, c);
-                if (ok) {
-                    s += tessera_ro_load(tv + i * 16u + r) * xg;
-                }
+            for (unsigned i = 0; i < w; ++i) {
+                s += tessera_ro_load(tv + i * 16u + r) * xs[tessera_ro_load(ti + i)];
             }
             break;
         default:
             break;
         }
     }
+    __syncwarp();
     s += __shfl_down_sync(TESSERA_FULL_MASK, s, 16);
     const long long row = (long long)tr * 16 + lane;
     if (lane < 16 && row < (long long)rows) {

@@ -1,6 +1,7 @@
 //! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
-//! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR, HOLA
-//! and BRC (BCCOO and TILE are not in the heuristic: QUICK/EXHAUSTIVE find them where they win); with
+//! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR, HOLA,
+//! BRC and, for dense matrices, TILE (BCCOO is not in the heuristic: QUICK/EXHAUSTIVE find it
+//! where it wins); with
 //! QUICK/EXHAUSTIVE on a GPU, `Matrix::analyze` times every implemented method on the real
 //! matrix and keeps the fastest ([`timed_candidates`]).
 #![forbid(unsafe_code)]
@@ -42,10 +43,19 @@ pub fn implemented(alg: Algorithm) -> bool {
 /// 1.07x vs 1.01x; not elasticity's 81-entry rows: 1.09x vs 1.11x). Its analysis is slower
 /// (0.46 s against HOLA's 0.04 s on lap3d7 160³: it sorts the rows by length).
 ///
+/// And TILE for large matrices that are at least half dense (>= 1M non-zeros): its Dns tiles
+/// carry no indices at all and read each 16-value x segment once per 256 entries (H100, f64,
+/// dense 2000²: 2.48x against the better cuSPARSE, BCCOO 1.47x, HOLA 1.01x; notes/tile.md).
+///
 /// `deterministic` keeps CSR_VECTOR (HOLA and BRC combine shared rows with float atomics).
 pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
+    }
+    let half_dense =
+        stats.nnz >= 1_000_000 && stats.nnz as f64 >= 0.5 * stats.rows as f64 * stats.cols as f64;
+    if half_dense {
+        return Algorithm::Tile;
     }
     let mean = stats.mean.max(1.0);
     let even_short_rows = stats.nnz >= 1_000_000
@@ -145,6 +155,15 @@ mod tests {
         assert_eq!(
             heuristic(&stats("gen:dense:200,300"), false),
             Algorithm::Hola
+        );
+        // Half dense and >= 1M non-zeros: TILE's dense tiles.
+        assert_eq!(
+            heuristic(&stats("gen:dense:1000,1000"), false),
+            Algorithm::Tile
+        );
+        assert_eq!(
+            heuristic(&stats("gen:dense:1000,1000"), true),
+            Algorithm::CsrVector
         );
         assert_eq!(
             heuristic(&stats("gen:onerow:500,3000,3000"), false),

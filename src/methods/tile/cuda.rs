@@ -236,6 +236,35 @@ impl<T: Scalar> OnDevice<T> {
     }
 }
 
+/// The fixed rule on the device: the paper's parameters, then tbalance 4 instead of 8 when the
+/// work items would fill at most half of the GPU ([`params::small_grid`]; the format is built
+/// again, which costs little on a matrix that small).
+fn fixed_rule_on_device<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    req: &Request<'_, T>,
+    fixed: TileParams,
+    why: String,
+) -> Result<(OnDevice<T>, String)> {
+    let f = format::build(req.csr, &fixed)?;
+    let items = f.item_row.len();
+    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, dev.sm_count()) {
+        let p = TileParams {
+            tbalance: params::SMALL_GRID_TBALANCE,
+            ..fixed
+        };
+        let f = format::build(req.csr, &p)?;
+        let why = format!(
+            "{why}; tbalance {}: {items} warps at 8 fill under half of {} SMs x {}",
+            p.tbalance,
+            dev.sm_count(),
+            params::WARPS_PER_SM
+        );
+        return Ok((OnDevice::upload(dev, stream, &f)?, why));
+    }
+    Ok((OnDevice::upload(dev, stream, &f)?, why))
+}
+
 /// TileSpMV ready to run on a device.
 pub struct TileGpu<T: Scalar> {
     kernels: Kernels,
@@ -275,6 +304,10 @@ impl<T: Scalar> TileGpu<T> {
         // describe(): parameters and how they were chosen first, then the census (Figure 7),
         // then the timings (info.params keeps the first 255 bytes).
         let (on, how, detail) = match req.tuning {
+            Tuning::None if !req.deterministic => {
+                let (on, why) = fixed_rule_on_device(dev, stream, req, fixed, why)?;
+                (on, why, String::new())
+            }
             Tuning::None => (
                 build_and_upload(dev, stream, req, fixed)?,
                 why,
@@ -360,9 +393,10 @@ impl<T: Scalar> TileGpu<T> {
             let on = build_and_upload(dev, stream, req, p)?;
             let ms = timer.time(stream, || run(&on))?;
             all.push_str(&format!(
-                " {}/{}/{}={ms:.4}",
+                " {}/{}/{}/{}={ms:.4}",
                 p.te,
                 p.th,
+                p.tbalance,
                 if p.deferred { "D" } else { "-" }
             ));
             if ms < best_ms * (1.0 - MIN_GAIN) {
@@ -377,7 +411,7 @@ impl<T: Scalar> TileGpu<T> {
                 "tuned: {} candidates timed, best {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms",
                 cands.len()
             ),
-            format!("te/th/deferred=ms:{all}"),
+            format!("te/th/tbalance/deferred=ms:{all}"),
         ))
     }
 

@@ -19,6 +19,20 @@ pub const PAPER_TBALANCE: u32 = 8;
 /// The paper's size from which TileSpMV_DeferredCOO wins (§IV.B: "larger than a certain size
 /// (1.8M in our work)"); we read the size as the number of non-zeros.
 pub const DEFERRED_MIN_NNZ: usize = 1_800_000;
+/// The fixed rule's `tbalance` on a small grid (our addition to §III.D; see [`small_grid`]).
+pub const SMALL_GRID_TBALANCE: u32 = 4;
+/// Warps of tile_spmv one SM holds (128-thread blocks, 32 registers a thread: 16 blocks).
+pub const WARPS_PER_SM: usize = 64;
+
+/// True when the work items at the paper's tbalance fill at most half of the GPU's warp slots.
+/// Then every warp runs at once and the product waits on the longest chain of tiles, so the
+/// fixed rule halves tbalance (H100, f64, QUICK timings: bcsstk16 475 items, 0.0253 -> 0.0098
+/// ms; sparse-images 0.0190 -> 0.0094; dense 2000² 0.0107 -> 0.0097; not stencil27, whose
+/// 122574 items fill the GPU many times: 0.174 -> 0.181). notes/tile.md has the runs.
+pub fn small_grid(items: usize, sm_count: u32) -> bool {
+    2 * items <= sm_count as usize * WARPS_PER_SM
+}
+
 /// `tbalance` meaning "never split a tile row" (the deterministic variant).
 pub const TBALANCE_UNLIMITED: u32 = u32::MAX;
 
@@ -94,9 +108,17 @@ pub fn fixed_rule(nnz: usize, deterministic: bool) -> (TileParams, String) {
     )
 }
 
-/// The candidates QUICK/EXHAUSTIVE time, the fixed rule first. QUICK: the fixed rule and the
-/// same with deferral toggled. EXHAUSTIVE: te in {0.1, 0.2, 0.4} x th in {0.5, 1, 2} x deferral
-/// off/on. A deterministic request is not tuned (its variant has one shape).
+/// `tbalance` values QUICK times besides the paper's 8 (our addition to §III.D, which fixes 8):
+/// a shorter item halves a warp's chain of tiles, which is what a small matrix (a few hundred
+/// warps on the whole GPU) waits on; a longer one needs fewer split tile rows and atomics.
+pub const QUICK_TBALANCE: [u32; 2] = [4, 16];
+/// `tbalance` values EXHAUSTIVE adds (with both deferral settings, at the paper's te/th).
+pub const EXHAUSTIVE_TBALANCE: [u32; 4] = [2, 4, 16, 32];
+
+/// The candidates QUICK/EXHAUSTIVE time, the fixed rule first. QUICK: the fixed rule, the same
+/// with deferral toggled, and tbalance 4 and 16. EXHAUSTIVE: te in {0.1, 0.2, 0.4} x th in
+/// {0.5, 1, 2} x deferral off/on, then tbalance 2, 4, 16, 32 x deferral off/on at the fixed te/th.
+/// A deterministic request is not tuned (its variant has one shape).
 pub fn candidates(fixed: TileParams, exhaustive: bool) -> Vec<TileParams> {
     let mut out = vec![fixed];
     let mut push = |p: TileParams| {
@@ -108,6 +130,11 @@ pub fn candidates(fixed: TileParams, exhaustive: bool) -> Vec<TileParams> {
         deferred: !fixed.deferred,
         ..fixed
     });
+    if !exhaustive {
+        for tbalance in QUICK_TBALANCE {
+            push(TileParams { tbalance, ..fixed });
+        }
+    }
     if exhaustive {
         for te in [0.1, 0.2, 0.4] {
             for th in [0.5, 1.0, 2.0] {
@@ -119,6 +146,15 @@ pub fn candidates(fixed: TileParams, exhaustive: bool) -> Vec<TileParams> {
                         ..fixed
                     });
                 }
+            }
+        }
+        for tbalance in EXHAUSTIVE_TBALANCE {
+            for deferred in [fixed.deferred, !fixed.deferred] {
+                push(TileParams {
+                    tbalance,
+                    deferred,
+                    ..fixed
+                });
             }
         }
     }
@@ -143,13 +179,25 @@ mod tests {
     }
 
     #[test]
+    fn small_grids_are_those_the_items_fill_at_most_half_of() {
+        assert!(small_grid(4224, 132));
+        assert!(!small_grid(4225, 132));
+        assert!(small_grid(0, 1));
+    }
+
+    #[test]
     fn candidates_start_with_the_fixed_rule_and_are_distinct() {
         let f = TileParams::paper(false);
         let q = candidates(f, false);
-        assert_eq!(q, vec![f, TileParams::paper(true)]);
+        let tb = |tbalance| TileParams { tbalance, ..f };
+        assert_eq!(q, vec![f, TileParams::paper(true), tb(4), tb(16)]);
         let e = candidates(f, true);
         assert_eq!(e[0], f);
-        assert_eq!(e.len(), 18);
+        assert_eq!(e.len(), 18 + 8);
+        assert!(e.contains(&TileParams {
+            tbalance: 2,
+            ..TileParams::paper(true)
+        }));
         for (i, a) in e.iter().enumerate() {
             assert!(e[i + 1..].iter().all(|b| b != a));
         }
