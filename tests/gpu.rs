@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::gpu::{destroy_stream, gpu, new_stream};
+use common::gpu::{destroy_stream, gpu, new_stream, shared_device, whole_device};
 
 use common::products::{
     assert_product, check, check_typed, shared_matrix_files, x_for, EDGE_CASES,
@@ -28,6 +28,7 @@ fn last_error() -> String {
 
 #[test]
 fn every_shared_matrix_matches_the_f64_product_on_the_gpu() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     let Some(files) = shared_matrix_files() else {
         return;
@@ -40,6 +41,7 @@ fn every_shared_matrix_matches_the_f64_product_on_the_gpu() {
 
 #[test]
 fn generated_edge_cases_match_the_f64_product_on_the_gpu() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     for spec in EDGE_CASES {
         let (name, a) = tessera::io::load(spec).unwrap();
@@ -49,6 +51,7 @@ fn generated_edge_cases_match_the_f64_product_on_the_gpu() {
 
 #[test]
 fn quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_product() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     for spec in ["gen:powerlaw:14,8,2", "gen:lap3d7:24"] {
         let (name, a) = tessera::io::load(spec).unwrap();
@@ -78,6 +81,7 @@ fn quick_and_exhaustive_tuning_choose_parameters_that_still_give_the_right_produ
 
 #[test]
 fn online_tuning_settles_within_forty_calls_and_every_product_along_the_way_is_right() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     let (name, a) = tessera::io::load("gen:lap3d7:40").unwrap();
     let dev = h.cuda().unwrap().clone();
@@ -141,6 +145,7 @@ fn ok(s: tessera_status) {
 
 #[test]
 fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let c = c_arrays();
@@ -299,6 +304,7 @@ fn c_api_takes_device_and_host_arrays_one_based_i64_and_updates_values_from_both
 
 #[test]
 fn products_on_a_non_default_stream_and_a_replayed_cuda_graph_are_right() {
+    let _device = whole_device();
     let Some(mut h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let stream = new_stream();
@@ -371,6 +377,7 @@ fn products_on_a_non_default_stream_and_a_replayed_cuda_graph_are_right() {
 
 #[test]
 fn device_allocation_failure_is_alloc_failed_and_the_handle_keeps_working() {
+    let _device = whole_device();
     let Some(h) = gpu() else { return };
     if common::test_small() {
         println!("skipped: TESSERA_TEST_SMALL=1 (takes all device memory; tests/gpu_faults.rs injects ALLOC_FAILED instead)");
@@ -410,6 +417,7 @@ fn device_allocation_failure_is_alloc_failed_and_the_handle_keeps_working() {
 
 #[test]
 fn with_determinism_requested_auto_picks_a_bitwise_reproducible_method_and_says_so() {
+    let _device = shared_device();
     let Some(mut h) = gpu() else { return };
     h.set_deterministic(true);
     // A power-law matrix: without the request AUTO would take HOLA (float atomics).
@@ -441,6 +449,7 @@ fn with_determinism_requested_auto_picks_a_bitwise_reproducible_method_and_says_
 
 #[test]
 fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
+    let _device = shared_device();
     if gpu().is_none() {
         return;
     }
@@ -488,6 +497,7 @@ fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
 
 #[test]
 fn a_matrix_outlives_its_handle_and_four_threads_multiply_it_through_their_own_handles() {
+    let _device = shared_device();
     let Some(h) = gpu() else { return };
     let (name, a) = tessera::io::load("gen:random:20000,15000,12,6").unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());

@@ -55,6 +55,7 @@ fn edge_matrices() -> Vec<(String, Csr<f64>)> {
 
 #[test]
 fn hola_edge_cases_match_the_f64_product_on_the_gpu() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     for (name, a) in edge_matrices() {
         check_method(&h, &name, &a, Algorithm::Hola, Tuning::None);
@@ -63,6 +64,7 @@ fn hola_edge_cases_match_the_f64_product_on_the_gpu() {
 
 #[test]
 fn hola_matches_the_f64_product_on_every_shared_matrix_on_the_gpu() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     let Some(files) = shared_matrix_files() else {
         return;
@@ -75,6 +77,7 @@ fn hola_matches_the_f64_product_on_every_shared_matrix_on_the_gpu() {
 
 #[test]
 fn hola_every_compiled_configuration_gives_the_right_product() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     for (name, a) in edge_matrices().into_iter().skip(5) {
         // EXHAUSTIVE times all 12 configurations; the product with the winner is checked, and
@@ -97,6 +100,7 @@ fn hola_every_compiled_configuration_gives_the_right_product() {
 
 #[test]
 fn hola_row_start_buffer_built_on_the_device_equals_algorithm_2() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let stream = h.cuda_stream();
@@ -129,6 +133,7 @@ fn hola_row_start_buffer_built_on_the_device_equals_algorithm_2() {
 
 #[test]
 fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     if common::test_small() {
         println!("skipped: TESSERA_TEST_SMALL=1 (large matrices)");
@@ -149,6 +154,7 @@ fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
 /// after every launch), large ones prescale + atomics.
 #[test]
 fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
+    let _device = common::gpu::whole_device();
     use cudarc::driver::sys;
     use tessera::backend::cuda::DeviceVec;
     use tessera::Operation;

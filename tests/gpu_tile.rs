@@ -276,18 +276,19 @@ fn tile_gpu_products_queued_on_eight_streams_add_up() {
     common::gpu::queued_products_on_streams(&m, &a, &name, 8, 20);
 }
 
-/// The fixed rule halves tbalance when the work items would fill under half of the GPU
-/// (`params::small_grid`): a 32 x 128 dense matrix has two tile rows of 8 tiles, one item each
-/// at the paper's tbalance 8 and two at 4 (split, added with atomics); the products stay right.
+/// The fixed rule halves tbalance when the work items would fill under half of the GPU and a
+/// tile row is split anyway (`params::small_grid`): a 32 x 256 dense matrix has two tile rows
+/// of 16 tiles, two items each at the paper's tbalance 8 and four at 4 (added with atomics);
+/// the products stay right.
 #[test]
 fn tile_gpu_fixed_rule_halves_tbalance_on_a_small_grid() {
     let Some(h) = gpu() else { return };
-    let (name, a) = tessera::io::load("gen:dense:32,128").unwrap();
+    let (name, a) = tessera::io::load("gen:dense:32,256").unwrap();
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::Tile, Tuning::None).unwrap();
     let p = m.info().params;
     assert!(
-        p.contains("tbalance=4") && p.contains("2 split tile rows"),
+        p.contains("tbalance=4") && p.contains("8 warps, 2 split tile rows"),
         "{p}"
     );
     common::gpu::queued_products_on_streams(&m, &a, &name, 2, 5);

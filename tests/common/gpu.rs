@@ -4,6 +4,7 @@
 
 use super::products::{assert_product, x_for};
 use cudarc::driver::sys;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tessera::backend::cuda::DeviceVec;
 use tessera::{BackendKind, Csr, Handle, Matrix, Operation, Status};
 
@@ -97,4 +98,21 @@ pub fn queued_products_on_streams(
             });
         }
     });
+}
+
+/// The tests of one GPU test file run in parallel threads of one process on one GPU. Some change
+/// the device for everyone else: the memory hog takes all free device memory (a concurrent test
+/// or the CLI child of the module-cache test then fails with CUDA_ERROR_OUT_OF_MEMORY), and a
+/// global-mode stream capture makes other threads' allocations and synchronizations fail
+/// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidates the capture. Seen on an H100 in one
+/// of four runs. Such a test takes this lock exclusively (`whole_device`); every other test of
+/// the file shares it (`shared_device`).
+static DEVICE: RwLock<()> = RwLock::new(());
+
+pub fn shared_device() -> RwLockReadGuard<'static, ()> {
+    DEVICE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn whole_device() -> RwLockWriteGuard<'static, ()> {
+    DEVICE.write().unwrap_or_else(|e| e.into_inner())
 }

@@ -237,8 +237,9 @@ impl<T: Scalar> OnDevice<T> {
 }
 
 /// The fixed rule on the device: the paper's parameters, then tbalance 4 instead of 8 when the
-/// work items would fill at most half of the GPU ([`params::small_grid`]; the format is built
-/// again, which costs little on a matrix that small).
+/// work items would fill at most half of the GPU and a tile row is split anyway
+/// ([`params::small_grid`]; the format is built again, which costs little on a matrix that
+/// small).
 fn fixed_rule_on_device<T: Scalar>(
     dev: &Arc<Device>,
     stream: Stream,
@@ -248,7 +249,9 @@ fn fixed_rule_on_device<T: Scalar>(
 ) -> Result<(OnDevice<T>, String)> {
     let f = format::build(req.csr, &fixed)?;
     let items = f.item_row.len();
-    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, dev.sm_count()) {
+    let split = f.split_rows.len();
+    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, split, dev.sm_count())
+    {
         let p = TileParams {
             tbalance: params::SMALL_GRID_TBALANCE,
             ..fixed

@@ -24,13 +24,16 @@ pub const SMALL_GRID_TBALANCE: u32 = 4;
 /// Warps of tile_spmv one SM holds (128-thread blocks, 32 registers a thread: 16 blocks).
 pub const WARPS_PER_SM: usize = 64;
 
-/// True when the work items at the paper's tbalance fill at most half of the GPU's warp slots.
-/// Then every warp runs at once and the product waits on the longest chain of tiles, so the
-/// fixed rule halves tbalance (H100, f64, QUICK timings: bcsstk16 475 items, 0.0253 -> 0.0098
-/// ms; sparse-images 0.0190 -> 0.0094; dense 2000² 0.0107 -> 0.0097; not stencil27, whose
-/// 122574 items fill the GPU many times: 0.174 -> 0.181). notes/tile.md has the runs.
-pub fn small_grid(items: usize, sm_count: u32) -> bool {
-    2 * items <= sm_count as usize * WARPS_PER_SM
+/// True when the work items at the paper's tbalance fill at most half of the GPU's warp slots
+/// and some tile row is already split (so the prescale launch runs anyway). Then every warp
+/// runs at once and the product waits on the longest chain of tiles, so the fixed rule halves
+/// tbalance (H100, f64, QUICK's timings in one process: bcsstk16 598 items, 0.0139 -> 0.0098
+/// ms; sparse-images 457 items, 0.0136 -> 0.0094; dense 2000² 2000 items, 0.0112 -> 0.0097;
+/// not stencil27, whose 122574 items fill the GPU many times: 0.174 -> 0.181). Without a split
+/// tile row, halving would add the prescale launch (watt_2: 0 -> 55 split tile rows, 6.1 ->
+/// 10.2 µs in two runs). notes/tile.md has the runs.
+pub fn small_grid(items: usize, split_tile_rows: usize, sm_count: u32) -> bool {
+    split_tile_rows > 0 && 2 * items <= sm_count as usize * WARPS_PER_SM
 }
 
 /// `tbalance` meaning "never split a tile row" (the deterministic variant).
@@ -180,9 +183,9 @@ mod tests {
 
     #[test]
     fn small_grids_are_those_the_items_fill_at_most_half_of() {
-        assert!(small_grid(4224, 132));
-        assert!(!small_grid(4225, 132));
-        assert!(small_grid(0, 1));
+        assert!(small_grid(4224, 1, 132));
+        assert!(!small_grid(4225, 1, 132));
+        assert!(!small_grid(100, 0, 132));
     }
 
     #[test]
