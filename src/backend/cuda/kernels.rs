@@ -171,6 +171,32 @@ fn overridden(name: &str, embedded: &'static str) -> std::borrow::Cow<'static, s
         )
 }
 
+/// What `TESSERA_KERNELS_DIR` changes, for a tool's header: `None` when the variable is not set;
+/// else which kernel files are read from it, or that none is (the embedded kernels run). A
+/// directory holding none of the files (a wrong path) is otherwise silent.
+pub fn override_summary() -> Option<String> {
+    std::env::var_os("TESSERA_KERNELS_DIR").map(|d| override_summary_for(std::path::Path::new(&d)))
+}
+
+fn override_summary_for(dir: &std::path::Path) -> String {
+    let names: Vec<&str> = std::iter::once("common.cuh")
+        .chain(FILES.iter().map(|f| f.name))
+        .filter(|n| dir.join(n).is_file())
+        .collect();
+    if names.is_empty() {
+        format!(
+            "kernels: embedded (TESSERA_KERNELS_DIR={} holds none of the kernel files)",
+            dir.display()
+        )
+    } else {
+        format!(
+            "kernels: {} from TESSERA_KERNELS_DIR={}, the others embedded",
+            names.join(" "),
+            dir.display()
+        )
+    }
+}
+
 /// Every specialisation any code path can request: the cartesian product of each file's
 /// allowed define values.
 pub fn all_specs() -> Vec<KernelSpec> {
@@ -199,6 +225,22 @@ pub fn all_specs() -> Vec<KernelSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_override_summary_names_the_files_a_kernels_dir_replaces_or_says_none() {
+        let d = tempfile::tempdir().unwrap();
+        let none = override_summary_for(d.path());
+        assert!(none.starts_with("kernels: embedded"), "{none}");
+        assert!(none.contains("holds none of the kernel files"), "{none}");
+        std::fs::write(d.path().join("tile.cu"), "// a variant").unwrap();
+        std::fs::write(d.path().join("unrelated.txt"), "").unwrap();
+        let one = override_summary_for(d.path());
+        assert!(
+            one.starts_with("kernels: tile.cu from TESSERA_KERNELS_DIR="),
+            "{one}"
+        );
+        assert!(!one.contains("unrelated"), "{one}");
+    }
 
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
