@@ -239,31 +239,31 @@ impl<T: Scalar> OnDevice<T> {
 /// The fixed rule on the device: the paper's parameters, then tbalance 4 instead of 8 when the
 /// work items would fill at most half of the GPU and a tile row is split anyway
 /// ([`params::small_grid`]; the format is built again, which costs little on a matrix that
-/// small).
+/// small). The deterministic variant (tbalance unlimited) is left as it is.
 fn fixed_rule_on_device<T: Scalar>(
     dev: &Arc<Device>,
     stream: Stream,
     req: &Request<'_, T>,
     fixed: TileParams,
-    why: String,
+    mut why: String,
 ) -> Result<(OnDevice<T>, String)> {
-    let f = format::build(req.csr, &fixed)?;
+    let mut f = format::build(req.csr, &fixed)?;
     let items = f.item_row.len();
-    let split = f.split_rows.len();
-    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, split, dev.sm_count())
+    if fixed.tbalance == params::PAPER_TBALANCE
+        && params::small_grid(items, f.split_rows.len(), dev.sm_count())
     {
         let p = TileParams {
             tbalance: params::SMALL_GRID_TBALANCE,
             ..fixed
         };
-        let f = format::build(req.csr, &p)?;
-        let why = format!(
-            "{why}; tbalance {}: {items} warps at 8 fill under half of {} SMs x {}",
+        f = format::build(req.csr, &p)?;
+        why.push_str(&format!(
+            "; tbalance {}: {items} warps at {} fill under half of {} SMs x {}",
             p.tbalance,
+            fixed.tbalance,
             dev.sm_count(),
             params::WARPS_PER_SM
-        );
-        return Ok((OnDevice::upload(dev, stream, &f)?, why));
+        ));
     }
     Ok((OnDevice::upload(dev, stream, &f)?, why))
 }
@@ -307,15 +307,10 @@ impl<T: Scalar> TileGpu<T> {
         // describe(): parameters and how they were chosen first, then the census (Figure 7),
         // then the timings (info.params keeps the first 255 bytes).
         let (on, how, detail) = match req.tuning {
-            Tuning::None if !req.deterministic => {
+            Tuning::None => {
                 let (on, why) = fixed_rule_on_device(dev, stream, req, fixed, why)?;
                 (on, why, String::new())
             }
-            Tuning::None => (
-                build_and_upload(dev, stream, req, fixed)?,
-                why,
-                String::new(),
-            ),
             _ if req.deterministic => (
                 build_and_upload(dev, stream, req, fixed)?,
                 format!("{why}; not tuned: the deterministic variant has one shape"),
