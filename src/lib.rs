@@ -7,6 +7,7 @@
 
 pub mod api;
 pub mod backend;
+pub mod bench;
 pub mod csr;
 pub mod error;
 pub mod io;

@@ -376,37 +376,15 @@ fn run_one_gpu<T: Scalar>(
     })
 }
 
-/// BENCHMARKING.md's timing: three warm-up calls, then batches of K back-to-back calls between
-/// CUDA events on the stream (K so that a batch takes >= 1 ms), per call the median of at least
-/// 7 batches.
+/// Milliseconds per call of `call`: three warm-up calls, then the median of at least 7 batches
+/// of about 1 ms of back-to-back calls between CUDA events ([`tessera::backend::cuda::Timer`]).
 fn time_gpu(
     dev: &std::sync::Arc<tessera::backend::cuda::Device>,
     stream: tessera::backend::cuda::Stream,
     batches: usize,
     call: &dyn Fn() -> Result<(), tessera::Error>,
 ) -> Result<f64, tessera::Error> {
-    use tessera::backend::cuda::Event;
-    for _ in 0..3 {
-        call()?;
-    }
-    let (start, end) = (Event::new(dev)?, Event::new(dev)?);
-    let batch = |k: usize| -> Result<f64, tessera::Error> {
-        start.record(stream)?;
-        for _ in 0..k {
-            call()?;
-        }
-        end.record(stream)?;
-        end.synchronize()?;
-        Ok(end.elapsed_ms(&start)? / k as f64)
-    };
-    let one = batch(1)?.max(1e-4);
-    let k = ((1.0 / one).ceil() as usize).clamp(1, 20_000);
-    let mut times = Vec::with_capacity(batches);
-    for _ in 0..batches.max(7) {
-        times.push(batch(k)?);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    tessera::backend::cuda::Timer::new(dev)?.median_ms(stream, 3, batches, call)
 }
 
 /// cuSPARSE's generic SpMV on the same CSR (BENCHMARKING.md's baseline), checked against the
@@ -416,12 +394,12 @@ fn run_cusparse<T: Scalar>(
     s: &Setup,
     dev: &std::sync::Arc<tessera::backend::cuda::Device>,
     a: &Csr<T>,
-    alg: tessera::backend::cuda::cusparse::CusparseAlg,
+    alg: tessera::bench::cusparse::CusparseAlg,
     x: &[T],
     want: &[f64],
     batches: usize,
 ) -> Result<(f64, Option<f64>, f64, u64), tessera::Error> {
-    use tessera::backend::cuda::cusparse::CusparseSpmv;
+    use tessera::bench::cusparse::CusparseSpmv;
     let stream = s.handle.cuda_stream();
     let t = Instant::now();
     let op = CusparseSpmv::new(dev, stream, a, alg)?;
@@ -698,7 +676,7 @@ fn cusparse_rows<T: Scalar>(
     a64: &Csr<f64>,
     batches: usize,
 ) -> Vec<BenchRow> {
-    use tessera::backend::cuda::cusparse;
+    use tessera::bench::cusparse;
     let Some(dev) = s.handle.cuda() else {
         return vec![];
     };
@@ -797,9 +775,8 @@ fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, Stri
     context.push(format!("tessera {}", env!("CARGO_PKG_VERSION")));
     let peak = match s.handle.cuda() {
         Some(dev) => {
-            let g =
-                tessera::backend::cuda::copy_bandwidth_gbs(dev, s.handle.cuda_stream(), 1 << 30)
-                    .map_err(|e| e.to_string())?;
+            let g = tessera::bench::copy_bandwidth_gbs(dev, s.handle.cuda_stream(), 1 << 30)
+                .map_err(|e| e.to_string())?;
             let (maj, min) = dev.driver_version();
             context.push(format!(
                 "gpu: {} (sm_{}{}, {} SMs, driver CUDA {maj}.{min}); copy bandwidth {g:.0} GB/s (device-to-device, 1 GiB, read + write)",

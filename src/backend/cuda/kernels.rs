@@ -305,10 +305,10 @@ mod tests {
         for file in FILES {
             for (name, n) in entry_points(file.source) {
                 assert!(
-                    n <= crate::backend::cuda::MAX_KERNEL_ARGS,
+                    n <= super::super::launching::MAX_KERNEL_ARGS,
                     "{}: {name} takes {n} arguments, a launch passes at most {}",
                     file.name,
-                    crate::backend::cuda::MAX_KERNEL_ARGS
+                    super::super::launching::MAX_KERNEL_ARGS
                 );
                 seen += 1;
             }

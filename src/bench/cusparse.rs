@@ -1,4 +1,4 @@
-//! cuSPARSE, the baseline of `tessera bench` (BENCHMARKING.md): the generic `cusparseSpMV` on
+//! cuSPARSE, the baseline of `tessera bench`: the generic `cusparseSpMV` on
 //! the same CSR, with `CUSPARSE_SPMV_ALG_DEFAULT` or `CUSPARSE_SPMV_CSR_ALG2`, each after
 //! `cusparseSpMV_preprocess`. Not part of the library's own SpMV path: it exists so that every
 //! speedup is measured against what a user would otherwise call, in the same run.
@@ -18,7 +18,7 @@
 //! A matrix without rows, columns or non-zeros never reaches cuSPARSE (some of its algorithms
 //! reject nnz = 0): its product is y = 0, written with one `cuMemsetD8Async` on the stream.
 
-use super::{check, synchronize, Device, DeviceBuffer, Stream};
+use crate::backend::cuda::{check, synchronize, Device, DeviceBuffer, Stream};
 use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -238,7 +238,7 @@ impl<T: Scalar> CusparseSpmv<T> {
     /// workspace and `cusparseSpMV_preprocess`. Waits for the stream at the end.
     ///
     /// `stream` must be the default stream or a stream of `dev`'s primary context (as
-    /// [`super::check_stream`] checks), alive as long as this object.
+    /// [`crate::backend::cuda::check_stream`] checks), alive as long as this object.
     pub fn new(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>, alg: CusparseAlg) -> Result<Self> {
         probe()?;
         let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());

@@ -1,0 +1,351 @@
+//! The device (its primary context and properties), compiled modules and their entry points.
+
+use super::loading::{check, driver_error, init, probe_libraries};
+use super::{cache, fault, kernels, nvrtc};
+use crate::error::{Error, Result};
+use cudarc::driver::result::DriverError;
+use cudarc::driver::sys;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+/// primary context is released when the last of them goes.
+pub struct Device {
+    pub(super) ordinal: i32,
+    cu: sys::CUdevice,
+    pub(super) ctx: sys::CUcontext,
+    name: String,
+    sm_count: u32,
+    cc: (i32, i32),
+    max_grid_x: u32,
+    max_block: u32,
+    total_mem: usize,
+    modules: Mutex<HashMap<[u8; 32], Arc<Module>>>,
+}
+
+// SAFETY: a CUcontext and CUdevice are process-wide driver handles, valid from any thread;
+// every use pushes the context on the calling thread first. The module map is behind a Mutex.
+unsafe impl Send for Device {}
+// SAFETY: as above; Device has no interior mutability outside the Mutex.
+unsafe impl Sync for Device {}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Device({} {}, sm_{}{}, {} SMs)",
+            self.ordinal, self.name, self.cc.0, self.cc.1, self.sm_count
+        )
+    }
+}
+
+/// Makes a context current for a scope, restoring the previous one on drop.
+pub(crate) struct CtxGuard(());
+
+impl CtxGuard {
+    fn push(ctx: sys::CUcontext) -> Result<CtxGuard> {
+        // SAFETY: ctx is a retained primary context, alive while its Device is.
+        check(unsafe { sys::cuCtxPushCurrent_v2(ctx) }, "cuCtxPushCurrent")?;
+        Ok(CtxGuard(()))
+    }
+}
+
+impl Drop for CtxGuard {
+    fn drop(&mut self) {
+        let mut old = std::ptr::null_mut();
+        // SAFETY: pops the context this guard pushed on this thread.
+        let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut old) };
+    }
+}
+
+fn attribute(cu: sys::CUdevice, a: sys::CUdevice_attribute) -> Result<i32> {
+    let mut v = 0;
+    // SAFETY: cu is a valid device from cuDeviceGet; v is a valid out-pointer.
+    check(
+        unsafe { sys::cuDeviceGetAttribute(&mut v, a, cu) },
+        "cuDeviceGetAttribute",
+    )?;
+    Ok(v)
+}
+
+impl Device {
+    /// Opens device `ordinal` (shared with other handles of the same device in this process).
+    pub fn open(ordinal: i32) -> Result<Arc<Device>> {
+        static OPEN: Mutex<Vec<(i32, Weak<Device>)>> = Mutex::new(Vec::new());
+        probe_libraries()?;
+        init()?;
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(d) = open
+            .iter()
+            .find(|(o, _)| *o == ordinal)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(d);
+        }
+        let d = Arc::new(Device::open_new(ordinal)?);
+        open.push((ordinal, Arc::downgrade(&d)));
+        Ok(d)
+    }
+
+    fn open_new(ordinal: i32) -> Result<Device> {
+        let mut count = 0;
+        // SAFETY: count is a valid out-pointer; the driver is initialised.
+        check(
+            unsafe { sys::cuDeviceGetCount(&mut count) },
+            "cuDeviceGetCount",
+        )?;
+        if count == 0 {
+            return Err(Error::NoDevice(
+                "the CUDA driver loaded but reports no CUDA device; set TESSERA_BACKEND=host for the host backend".into(),
+            ));
+        }
+        if ordinal >= count {
+            return Err(Error::InvalidValue(format!(
+                "device_ordinal = {ordinal}, but this machine has {count} CUDA device(s) (0..{})",
+                count - 1
+            )));
+        }
+        let mut cu = 0;
+        // SAFETY: 0 <= ordinal < count; cu is a valid out-pointer.
+        check(unsafe { sys::cuDeviceGet(&mut cu, ordinal) }, "cuDeviceGet")?;
+        let name = cudarc::driver::result::device::get_name(cu)
+            .map_err(|e| driver_error(e, "cuDeviceGetName"))?;
+        use sys::CUdevice_attribute as A;
+        let sm_count = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let cc = (
+            attribute(cu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+            attribute(cu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        );
+        let max_grid_x = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)? as u32;
+        let max_block = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32;
+        let mut total_mem = 0usize;
+        // SAFETY: valid device and out-pointer.
+        check(
+            unsafe { sys::cuDeviceTotalMem_v2(&mut total_mem, cu) },
+            "cuDeviceTotalMem",
+        )?;
+        let mut ctx = std::ptr::null_mut();
+        // SAFETY: valid device and out-pointer; released in Drop.
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, cu) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        Ok(Device {
+            ordinal,
+            cu,
+            ctx,
+            name,
+            sm_count,
+            cc,
+            max_grid_x,
+            max_block,
+            total_mem,
+            modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Pushes this device's context on the calling thread until the guard drops.
+    pub(crate) fn enter(&self) -> Result<CtxGuard> {
+        CtxGuard::push(self.ctx)
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> i32 {
+        self.ordinal
+    }
+
+    /// The device name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    /// Compute capability (major, minor).
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.cc
+    }
+
+    /// Total device memory in bytes.
+    pub fn total_memory(&self) -> usize {
+        self.total_mem
+    }
+
+    /// The driver's version as (major, minor), e.g. (13, 0).
+    pub fn driver_version(&self) -> (i32, i32) {
+        let mut v = 0;
+        // SAFETY: valid out-pointer.
+        let _ = unsafe { sys::cuDriverGetVersion(&mut v) };
+        (v / 1000, (v % 1000) / 10)
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        let _g = self.enter()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: context current; valid out-pointers.
+        check(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
+            "cuMemGetInfo",
+        )?;
+        Ok((free, total))
+    }
+
+    /// The module for `spec`, compiled for this device: from memory, else from the disk cache,
+    /// else compiled with NVRTC (and written to the disk cache).
+    pub(crate) fn module(&self, spec: &kernels::KernelSpec) -> Result<Arc<Module>> {
+        let arch = nvrtc::arch_for(self.cc)?;
+        let source = spec.source();
+        let options = spec.options(arch);
+        let key = cache::key(&source, &options, arch, nvrtc::version()?);
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
+        let bypass = fault::bypass_module_cache();
+        if let Some(m) = modules.get(&key).filter(|_| !bypass) {
+            return Ok(m.clone());
+        }
+        let _g = self.enter()?;
+        let dir = cache::dir();
+        let cached = dir
+            .as_deref()
+            .filter(|_| !bypass)
+            .and_then(|d| cache::read(d, &key));
+        let module = match cached {
+            // A cached image the driver refuses is not trusted: compile it afresh.
+            Some(image) => match Module::load(self.ctx, &image) {
+                Ok(m) => m,
+                Err(_) => self.compile_and_load(spec, &source, &options, dir.as_deref(), &key)?,
+            },
+            None => self.compile_and_load(spec, &source, &options, dir.as_deref(), &key)?,
+        };
+        let module = Arc::new(module);
+        modules.insert(key, module.clone());
+        Ok(module)
+    }
+
+    fn compile_and_load(
+        &self,
+        spec: &kernels::KernelSpec,
+        source: &str,
+        options: &[String],
+        dir: Option<&std::path::Path>,
+        key: &[u8; 32],
+    ) -> Result<Module> {
+        let cubin = nvrtc::compile_cubin(source, spec.file_name(), options)?;
+        let module = Module::load(self.ctx, &cubin)?;
+        if let Some(dir) = dir {
+            cache::write(dir, key, &cubin);
+        }
+        Ok(module)
+    }
+
+    /// Checks a launch configuration against this device's limits (CONVENTIONS §7).
+    pub(super) fn check_launch(&self, what: &str, grid: usize, block: u32) -> Result<()> {
+        if grid == 0 || grid > self.max_grid_x as usize {
+            return Err(Error::NotSupported(format!(
+                "{what}: a grid of {grid} blocks is outside this device's 1..={} (choose a larger repeat)",
+                self.max_grid_x
+            )));
+        }
+        if block == 0 || block > self.max_block || block % 32 != 0 {
+            return Err(Error::InvalidValue(format!(
+                "{what}: block size {block} is not a multiple of 32 in 32..={}",
+                self.max_block
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // Modules unload with the context current (Module::drop pushes it), then the context's
+        // reference is released.
+        self.modules
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        // SAFETY: balances the retain in open_new; nothing of this device is used after this.
+        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.cu) };
+    }
+}
+
+/// A loaded CUBIN module.
+pub struct Module {
+    module: sys::CUmodule,
+    ctx: sys::CUcontext,
+}
+
+// SAFETY: module handles are process-wide; used with their context pushed.
+unsafe impl Send for Module {}
+// SAFETY: as above; no interior mutability.
+unsafe impl Sync for Module {}
+
+impl Module {
+    fn load(ctx: sys::CUcontext, image: &[u8]) -> Result<Module> {
+        let _g = CtxGuard::push(ctx)?;
+        let mut module = std::ptr::null_mut();
+        if let Some(why) = fault::hit(fault::Fault::Load) {
+            let e = driver_error(
+                DriverError(sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
+                "cuModuleLoadData",
+            );
+            return Err(e.map_detail(|d| format!("{d} {why}")));
+        }
+        // SAFETY: image is a complete CUBIN (ELF) image in host memory; the driver copies it.
+        check(
+            unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
+            "cuModuleLoadData",
+        )?;
+        Ok(Module { module, ctx })
+    }
+
+    /// The entry point `name`.
+    pub(crate) fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
+        let cname = std::ffi::CString::new(name)
+            .map_err(|_| Error::Internal(format!("kernel name {name:?} has a NUL")))?;
+        let mut f = std::ptr::null_mut();
+        // SAFETY: the module is loaded; cname is NUL-terminated; f is a valid out-pointer.
+        check(
+            unsafe { sys::cuModuleGetFunction(&mut f, self.module, cname.as_ptr()) },
+            &format!("cuModuleGetFunction({name})"),
+        )?;
+        Ok(Function {
+            f,
+            name: name.to_string(),
+            _module: self.clone(),
+        })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if let Ok(_g) = CtxGuard::push(self.ctx) {
+            // SAFETY: the module was loaded in this context and no Function of it is alive
+            // (each holds an Arc of the module).
+            let _ = unsafe { sys::cuModuleUnload(self.module) };
+        }
+    }
+}
+
+/// A kernel entry point; keeps its module loaded.
+#[derive(Clone)]
+pub struct Function {
+    pub(super) f: sys::CUfunction,
+    pub(super) name: String,
+    _module: Arc<Module>,
+}
+
+// SAFETY: CUfunction handles are process-wide and immutable.
+unsafe impl Send for Function {}
+// SAFETY: as above.
+unsafe impl Sync for Function {}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Function({})", self.name)
+    }
+}

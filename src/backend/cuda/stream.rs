@@ -1,0 +1,258 @@
+//! Streams (the caller's `cudaStream_t`), events, and the one event timer of tessera.
+
+use super::device::Device;
+use super::loading::{check, driver_error};
+use crate::error::{Error, Result};
+use cudarc::driver::result::DriverError;
+use cudarc::driver::sys;
+use std::sync::Arc;
+
+/// A CUDA stream given by the caller (`cudaStream_t`/`CUstream`); 0 is the default stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stream(pub usize);
+
+impl Stream {
+    pub(crate) fn raw(self) -> sys::CUstream {
+        self.0 as sys::CUstream
+    }
+
+    /// True when `self` and `other` name one stream whose own order puts work queued through
+    /// one after work queued earlier through the other: equal handles, except
+    /// `CU_STREAM_PER_THREAD` (0x2), which names a different stream on every thread. (A stream
+    /// destroyed while its work still runs and a new one created at the same address would
+    /// pass too: destroying a stream that still runs a product of a matrix and then using the
+    /// matrix on a new stream is outside the concurrency contract, README.)
+    pub fn same_queue(self, other: Stream) -> bool {
+        self.0 == other.0 && self.0 != 2
+    }
+}
+
+/// Special stream handles that are not objects: the legacy and per-thread default streams.
+const CU_STREAM_LEGACY: usize = 0x1;
+const CU_STREAM_PER_THREAD: usize = 0x2;
+
+/// Checks that `stream` is the default stream or a stream of `dev`'s primary context.
+pub fn check_stream(dev: &Device, stream: usize) -> Result<()> {
+    if matches!(stream, 0 | CU_STREAM_LEGACY | CU_STREAM_PER_THREAD) {
+        return Ok(());
+    }
+    let _g = dev.enter()?;
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: stream is the caller's cudaStream_t (contract: a live stream); ctx out-pointer.
+    let r = unsafe { sys::cuStreamGetCtx(stream as sys::CUstream, &mut ctx) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(Error::InvalidValue(format!(
+            "cuda_stream {stream:#x} is not a usable CUDA stream ({})",
+            driver_error(DriverError(r), "cuStreamGetCtx")
+        )));
+    }
+    if ctx != dev.ctx {
+        return Err(Error::InvalidValue(format!(
+            "cuda_stream {stream:#x} belongs to another CUDA context than device {}'s primary context; create it with cudaStreamCreate (or in the primary context)",
+            dev.ordinal
+        )));
+    }
+    Ok(())
+}
+
+/// Waits for all work queued on `stream`.
+pub fn synchronize(dev: &Device, stream: Stream) -> Result<()> {
+    let _g = dev.enter()?;
+    // SAFETY: stream is the default stream or a checked stream of this context.
+    check(
+        unsafe { sys::cuStreamSynchronize(stream.raw()) },
+        "cuStreamSynchronize",
+    )
+}
+
+/// True while `stream` is being captured into a CUDA graph.
+pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
+    let _g = dev.enter()?;
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // SAFETY: stream checked; status is a valid out-pointer.
+    check(
+        unsafe { sys::cuStreamIsCapturing(stream.raw(), &mut status) },
+        "cuStreamIsCapturing",
+    )?;
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// A CUDA event with timing, for CUDA-event timing on a stream.
+pub struct Event {
+    ev: sys::CUevent,
+    dev: Arc<Device>,
+}
+
+// SAFETY: event handles are process-wide; used with the context pushed.
+unsafe impl Send for Event {}
+// SAFETY: as above; all methods take &self and are thread-safe driver calls.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// A timing event.
+    pub fn new(dev: &Arc<Device>) -> Result<Event> {
+        Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32)
+    }
+
+    /// An event only for ordering streams (`wait_on`, `is_done`): created without timing
+    /// (`CU_EVENT_DISABLE_TIMING`), which the driver documents as the cheapest to record and
+    /// wait on. Recorded once per product by the methods with per-matrix workspaces.
+    pub fn for_ordering(dev: &Arc<Device>) -> Result<Event> {
+        Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+    }
+
+    fn with_flags(dev: &Arc<Device>, flags: u32) -> Result<Event> {
+        let _g = dev.enter()?;
+        let mut ev = std::ptr::null_mut();
+        // SAFETY: context current; ev is a valid out-pointer.
+        check(
+            unsafe { sys::cuEventCreate(&mut ev, flags) },
+            "cuEventCreate",
+        )?;
+        Ok(Event {
+            ev,
+            dev: dev.clone(),
+        })
+    }
+
+    /// Records the event on `stream`.
+    pub fn record(&self, stream: Stream) -> Result<()> {
+        let _g = self.dev.enter()?;
+        // SAFETY: live event and stream of this context.
+        check(
+            unsafe { sys::cuEventRecord(self.ev, stream.raw()) },
+            "cuEventRecord",
+        )
+    }
+
+    /// True once the work before the last record has finished (never blocks).
+    pub fn is_done(&self) -> Result<bool> {
+        let _g = self.dev.enter()?;
+        // SAFETY: live event.
+        let r = unsafe { sys::cuEventQuery(self.ev) };
+        if r == sys::CUresult::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check(r, "cuEventQuery").map(|_| true)
+    }
+
+    /// Makes `stream` wait (on the device, without blocking the host) for the work before the
+    /// event's last record.
+    pub fn wait_on(&self, stream: Stream) -> Result<()> {
+        let _g = self.dev.enter()?;
+        // SAFETY: live event and stream of this context.
+        check(
+            unsafe { sys::cuStreamWaitEvent(stream.raw(), self.ev, 0) },
+            "cuStreamWaitEvent",
+        )
+    }
+
+    /// Waits for the event.
+    pub fn synchronize(&self) -> Result<()> {
+        let _g = self.dev.enter()?;
+        // SAFETY: live event.
+        check(
+            unsafe { sys::cuEventSynchronize(self.ev) },
+            "cuEventSynchronize",
+        )
+    }
+
+    /// Milliseconds from `start` to `self` (both recorded and finished).
+    pub fn elapsed_ms(&self, start: &Event) -> Result<f64> {
+        let _g = self.dev.enter()?;
+        let mut ms = 0f32;
+        // SAFETY: both events are live and recorded; ms is a valid out-pointer.
+        check(
+            unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.ev, self.ev) },
+            "cuEventElapsedTime",
+        )?;
+        Ok(ms as f64)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if let Ok(_g) = self.dev.enter() {
+            // SAFETY: the event was created in this context and is destroyed once.
+            let _ = unsafe { sys::cuEventDestroy_v2(self.ev) };
+        }
+    }
+}
+
+/// Milliseconds per call of work queued on a stream (a product, a copy), measured with two
+/// CUDA events around a batch of back-to-back calls. The one timer of tessera: the tuners and
+/// AUTO's timing (short batches, [`Timer::time`]), `tessera bench` and the bandwidth probe
+/// (median of long batches, [`Timer::median_ms`]).
+pub struct Timer {
+    start: Event,
+    end: Event,
+    reps: usize,
+}
+
+impl Timer {
+    /// A timer whose batch is one call until [`Timer::calibrate`].
+    pub fn new(dev: &Arc<Device>) -> Result<Self> {
+        Ok(Timer {
+            start: Event::new(dev)?,
+            end: Event::new(dev)?,
+            reps: 1,
+        })
+    }
+
+    /// Sets the batch so that calls of `one_ms` each fill about `batch_ms`, within `reps`.
+    pub fn calibrate(&mut self, one_ms: f64, batch_ms: f64, reps: std::ops::RangeInclusive<usize>) {
+        let want = (batch_ms / one_ms.max(1e-4)).ceil() as usize;
+        self.reps = want.clamp(*reps.start(), *reps.end());
+    }
+
+    /// Calls per batch.
+    pub fn reps(&self) -> usize {
+        self.reps
+    }
+
+    /// One warm-up call of `f` (which queues one call's work on `stream`), then one batch
+    /// between the events: milliseconds per call. Waits for the stream.
+    pub fn time(&self, stream: Stream, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+        f()?;
+        self.batch(stream, self.reps, &mut f)
+    }
+
+    /// The benchmark measure: `warmups` calls, a one-call batch to calibrate batches of about
+    /// 1 ms (at most 20,000 calls), then the median per-call time of `batches` batches (at
+    /// least 7). Waits for the stream.
+    pub fn median_ms(
+        &mut self,
+        stream: Stream,
+        warmups: usize,
+        batches: usize,
+        mut f: impl FnMut() -> Result<()>,
+    ) -> Result<f64> {
+        for _ in 0..warmups {
+            f()?;
+        }
+        let one = self.batch(stream, 1, &mut f)?;
+        self.calibrate(one, 1.0, 1..=20_000);
+        let mut times = Vec::with_capacity(batches.max(7));
+        for _ in 0..batches.max(7) {
+            times.push(self.batch(stream, self.reps, &mut f)?);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
+    /// `reps` calls between the two events: milliseconds per call.
+    fn batch(
+        &self,
+        stream: Stream,
+        reps: usize,
+        f: &mut impl FnMut() -> Result<()>,
+    ) -> Result<f64> {
+        self.start.record(stream)?;
+        for _ in 0..reps {
+            f()?;
+        }
+        self.end.record(stream)?;
+        self.end.synchronize()?;
+        Ok(self.end.elapsed_ms(&self.start)? / reps as f64)
+    }
+}
