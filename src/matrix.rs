@@ -7,7 +7,7 @@ use crate::backend::cuda::{self, DeviceVec};
 use crate::csr::{Csr, CsrParts, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use crate::methods::{self, csr_vector, GpuMethod, HostMethod, Request};
+use crate::methods::{self, GpuMethod, HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::select;
 use crate::types::{Algorithm, BackendKind, Operation, Tuning, ValueType};
@@ -138,14 +138,13 @@ impl<T: Scalar> Matrix<T> {
         let mut auto_note = String::new();
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
-            // The generic transpose walks CSR rows like CSR_VECTOR's fixed rule.
-            let transpose = csr_vector::params::fixed_rule(&self.stats, dev.sm_count());
+            let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
             let csr = GpuCsr::upload(dev, stream, &self.csr, transpose)?;
             let timed = alg == Algorithm::Auto
                 && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
                 && self.csr.nnz() > 0;
             let method = if timed {
-                let (a, m, note) = auto_by_timing(dev, stream, &csr, &req)?;
+                let (a, m, note) = select::by_timing(dev, stream, &csr, &req)?;
                 algorithm = a;
                 auto_note = note;
                 m
@@ -404,51 +403,6 @@ impl<T: Scalar> Matrix<T> {
             },
         }
     }
-}
-
-/// AUTO with QUICK/EXHAUSTIVE on a GPU: prepares every implemented method (one at a time,
-/// keeping only the fastest so far on the device), times each on the matrix with scratch
-/// vectors, and keeps the fastest. QUICK times each method's fixed rule; EXHAUSTIVE lets each
-/// method run its own QUICK search first (a method's EXHAUSTIVE search can take seconds).
-/// Methods that are not bitwise reproducible are skipped when the handle asks for determinism.
-#[allow(clippy::type_complexity)]
-fn auto_by_timing<T: Scalar>(
-    dev: &std::sync::Arc<cuda::Device>,
-    stream: cuda::Stream,
-    csr: &GpuCsr<T>,
-    req: &Request<'_, T>,
-) -> Result<(Algorithm, Box<dyn GpuMethod<T>>, String)> {
-    let scratch = methods::Scratch::new::<T>(dev, stream, req.stats.rows, req.stats.cols)?;
-    let (x, y) = scratch.addrs();
-    let mut best: Option<(Algorithm, Box<dyn GpuMethod<T>>, f64)> = None;
-    let mut times = Vec::new();
-    let each = Request {
-        tuning: match req.tuning {
-            Tuning::Exhaustive => Tuning::Quick,
-            _ => Tuning::None,
-        },
-        ..*req
-    };
-    for alg in select::timed_candidates(req.stats, req.deterministic) {
-        let m = methods::prepare_gpu(alg, dev, stream, csr, &each)?;
-        if req.deterministic && !m.deterministic() {
-            continue;
-        }
-        let ms = methods::time_gpu(m.as_ref(), csr, dev, stream, x, y)?;
-        methods::log_tuning("auto", &alg, ms);
-        times.push(format!("{alg} {ms:.4} ms"));
-        if best.as_ref().is_none_or(|b| ms < b.2) {
-            best = Some((alg, m, ms));
-        }
-    }
-    let (alg, m, _) = best.ok_or_else(|| {
-        Error::Internal("AUTO found no method to time (none deterministic?)".into())
-    })?;
-    Ok((
-        alg,
-        m,
-        format!("AUTO timed {}: chose {alg}; ", times.join(", ")),
-    ))
 }
 
 /// A matrix of either value type: what a C `tessera_matrix` points to.

@@ -1,28 +1,21 @@
-//! AUTO: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose tuning happens
-//! inside the chosen method) a heuristic on the row statistics decides between CSR_VECTOR, HOLA,
-//! BRC and, for dense matrices, TILE (BCCOO is not in the heuristic: QUICK/EXHAUSTIVE find it
-//! where it wins); with
-//! QUICK/EXHAUSTIVE on a GPU, `Matrix::analyze` times every implemented method on the real
-//! matrix and keeps the fastest ([`timed_candidates`]).
+//! AUTO, all of it: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose
+//! tuning happens inside the chosen method) a heuristic on the row statistics decides between
+//! CSR_VECTOR, HOLA, BRC and, for dense matrices, TILE ([`heuristic`]; BCCOO is not in it:
+//! QUICK/EXHAUSTIVE find it where it wins); with QUICK/EXHAUSTIVE on a GPU every implemented
+//! method is timed on the real matrix ([`by_timing`]).
 #![forbid(unsafe_code)]
 
+use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::{Device, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
-use crate::types::Algorithm;
+use crate::methods::gpu::{pick_fastest, Tuner};
+use crate::methods::{self, GpuMethod, Request};
+use crate::scalar::Scalar;
+use crate::types::{Algorithm, Tuning};
+use std::sync::Arc;
 
-/// Methods this build can run, in the order AUTO tries them.
-pub const IMPLEMENTED: &[Algorithm] = &[
-    Algorithm::CsrVector,
-    Algorithm::Hola,
-    Algorithm::Bccoo,
-    Algorithm::Brc,
-    Algorithm::Tile,
-];
-
-/// True for methods this build can run.
-pub fn implemented(alg: Algorithm) -> bool {
-    IMPLEMENTED.contains(&alg)
-}
+pub use crate::methods::{implemented, IMPLEMENTED};
 
 /// AUTO's heuristic. CSR_VECTOR (one launch, no atomics, deterministic) for matrices whose rows
 /// are alike; HOLA (strict non-zero split, two launches) where CSR_VECTOR's row-per-group work
@@ -102,6 +95,51 @@ pub fn timed_candidates(stats: &RowStats, deterministic: bool) -> Vec<Algorithm>
     std::iter::once(first)
         .chain(IMPLEMENTED.iter().copied().filter(|&a| a != first))
         .collect()
+}
+
+/// AUTO with QUICK/EXHAUSTIVE on a GPU: prepares the methods of [`timed_candidates`] one at a
+/// time and times each on the matrix with scratch vectors, keeping only the fastest so far on
+/// the device. The heuristic's choice is the incumbent, replaced only by a method at least
+/// `MIN_GAIN` faster (the one rule of every tuner, `methods::gpu::tune`). QUICK times each
+/// method's fixed rule; EXHAUSTIVE lets each method run its own QUICK search first (a method's
+/// EXHAUSTIVE search can take seconds). Methods that are not bitwise reproducible are skipped
+/// when the handle asks for determinism. Returns the method, its GPU form and a sentence for
+/// `info.params`.
+pub fn by_timing<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    req: &Request<'_, T>,
+) -> Result<(Algorithm, Box<dyn GpuMethod<T>>, String)> {
+    let each = Request {
+        tuning: match req.tuning {
+            Tuning::Exhaustive => Tuning::Quick,
+            _ => Tuning::None,
+        },
+        ..*req
+    };
+    let mut tuner = Tuner::new::<T>(dev, stream, req.stats.rows, req.stats.cols, "auto")?;
+    let picked = pick_fastest(
+        &mut tuner,
+        None,
+        timed_candidates(req.stats, req.deterministic),
+        |&alg| {
+            let m = methods::prepare_gpu(alg, dev, stream, csr, &each)?;
+            Ok((!req.deterministic || m.deterministic()).then_some(m))
+        },
+        |m, _, x, y| m.spmv(csr, stream, T::ONE, x, T::ZERO, y),
+    )?
+    .ok_or_else(|| Error::Internal("AUTO found no method to time (none deterministic?)".into()))?;
+    let times: Vec<String> = picked
+        .timings
+        .iter()
+        .map(|(alg, ms)| format!("{alg} {ms:.4} ms"))
+        .collect();
+    Ok((
+        picked.cand,
+        picked.ready,
+        format!("AUTO timed {}: chose {}; ", times.join(", "), picked.cand),
+    ))
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ fn check_params<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params) {
     let dev = h.cuda().unwrap();
     let a = a64.convert::<T>();
     let ar = a.convert::<f64>();
-    let transpose = tessera::methods::csr_vector::params::fixed_rule(&a.stats(), dev.sm_count());
+    let transpose = tessera::methods::transpose::gpu_launch(&a.stats(), dev.sm_count());
     let csr = GpuCsr::upload(dev, Stream(0), &a, transpose).unwrap();
     let m = BccooGpu::with_params(dev, Stream(0), &a, p).unwrap();
     let host = format::build(&a, &p.format, p.wg as usize).unwrap();

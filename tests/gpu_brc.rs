@@ -15,7 +15,7 @@ use tessera::backend::cuda::csr::GpuCsr;
 use tessera::backend::cuda::DeviceVec;
 use tessera::methods::brc::format::{self, Variant};
 use tessera::methods::brc::{cuda::BrcGpu, reference, Params};
-use tessera::methods::{csr_vector, GpuMethod, Request};
+use tessera::methods::{GpuMethod, Request};
 use tessera::{Algorithm, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 /// A plain and a deterministic handle.
@@ -101,7 +101,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
         dev,
         stream,
         &a,
-        csr_vector::params::fixed_rule(&stats, dev.sm_count()),
+        tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
     )
     .unwrap();
     let req = Request {

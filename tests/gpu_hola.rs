@@ -110,7 +110,7 @@ fn hola_row_start_buffer_built_on_the_device_equals_algorithm_2() {
             &dev,
             stream,
             &a,
-            tessera::methods::csr_vector::params::fixed_rule(&a.stats(), 132),
+            tessera::methods::transpose::gpu_launch(&a.stats(), 132),
         )
         .unwrap();
         if a.nnz() == 0 {

@@ -13,7 +13,7 @@ use tessera::backend::cuda::csr::GpuCsr;
 use tessera::backend::cuda::DeviceVec;
 use tessera::methods::tile::params::TBALANCE_UNLIMITED;
 use tessera::methods::tile::{cuda::TileGpu, format, reference, TileParams};
-use tessera::methods::{csr_vector, GpuMethod, Request};
+use tessera::methods::{GpuMethod, Request};
 use tessera::{Algorithm, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
 /// A plain and a deterministic handle.
@@ -119,7 +119,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
         dev,
         stream,
         &a,
-        csr_vector::params::fixed_rule(&stats, dev.sm_count()),
+        tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
     )
     .unwrap();
     let req = Request {

@@ -33,7 +33,7 @@ fn every_kernel_specialisation_compiles_to_cubin_for_sm_80_and_sm_90() {
     if !nvrtc_available() {
         return;
     }
-    let jobs: Vec<(kernels::KernelSpec, i32)> = kernels::all_specs()
+    let jobs: Vec<(kernels::KernelSpec, i32)> = tessera::methods::kernel_specs()
         .into_iter()
         .flat_map(|s| ARCHS.map(|a| (s.clone(), a)))
         .collect();
@@ -107,7 +107,7 @@ fn a_kernel_that_does_not_compile_is_compile_failed_with_the_nvrtc_log() {
 
 #[test]
 fn options_target_cubin_for_the_requested_arch() {
-    for spec in kernels::all_specs() {
+    for spec in tessera::methods::kernel_specs() {
         for arch in ARCHS {
             let options = spec.options(arch);
             let target: Vec<&String> = options

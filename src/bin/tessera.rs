@@ -794,10 +794,7 @@ fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, Stri
         s.handle.backend(),
         s.tuning
     ));
-    if let (Some(_), Some(k)) = (
-        s.handle.cuda(),
-        tessera::backend::cuda::kernels::override_summary(),
-    ) {
+    if let (Some(_), Some(k)) = (s.handle.cuda(), tessera::methods::kernel_override_summary()) {
         context.push(k);
     }
     for c in &context {

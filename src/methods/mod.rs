@@ -1,24 +1,27 @@
-//! The SpMV methods, one folder each (ARCHITECTURE §3), plus what they share: the two traits a
-//! method implements (its host reference over its own arrays, and its GPU form), the one place
-//! that maps a [`Algorithm`] to a method, the value map scatter used by `update_values`, and the
-//! generic transpose over CSR.
+//! The SpMV methods, one folder each, plus what they share: the two traits a method implements
+//! (its host reference over its own arrays, and its GPU form), the one list of methods
+//! ([`methods!`](crate::methods) below: the [`Algorithm`] each implements, its kernel file, how
+//! its host and GPU forms are built), the value map scatter used by `update_values`, the generic
+//! transpose over CSR, and the GPU toolkit the methods share ([`gpu`]).
 //!
-//! Adding a method: a folder with `params.rs`, `format.rs`, `reference.rs`, `cuda.rs`; a
-//! [`HostMethod`] and a [`GpuMethod`] implementation; one arm in [`prepare_host`] and one in
-//! [`prepare_gpu`]; and its name in `select::implemented`.
-// `deny`, not `forbid`: each method's `cuda.rs` opts back in (CONVENTIONS §6); format.rs,
-// reference.rs and params.rs forbid it themselves.
+//! Adding a method: a folder with `params.rs` (its tunables and its kernel file), `format.rs`,
+//! `reference.rs`, `host.rs` (a [`HostMethod`]) and `cuda.rs` (a [`GpuMethod`]); a `.cu` file
+//! under `kernels/`; its value in the C enum `Algorithm`; and one line in the list below.
+// `deny`, not `forbid`: each method's `cuda.rs` opts back in (unsafe lives only in the API layer
+// and CUDA code); format.rs, reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
 
 pub mod bccoo;
 pub mod brc;
 pub mod csr_vector;
+pub mod gpu;
 pub mod hola;
 pub mod tile;
 pub mod transpose;
 
 use crate::backend::cuda::csr::GpuCsr;
-use crate::backend::cuda::{Device, DeviceBuffer, Event, Stream};
+use crate::backend::cuda::kernels::{self, KernelFile, KernelSpec};
+use crate::backend::cuda::{Device, Stream};
 use crate::csr::{Csr, RowStats};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -116,6 +119,66 @@ pub trait GpuMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
     fn deterministic(&self) -> bool;
 }
 
+/// The host backend has no SMs; the fixed rules that scale with the SM count use the device of
+/// the CSR-vector paper (Reguly & Giles: a Tesla C2070 with 14 SMs), so host parameters read like
+/// the paper's.
+pub const HOST_SM_COUNT: u32 = 14;
+
+/// The one list of methods: each line names the [`Algorithm`], the method's folder, its kernel
+/// file (a `KernelFile` in its `params.rs`), and the types that build its host and GPU forms.
+/// It makes [`IMPLEMENTED`], [`KERNEL_FILES`], [`prepare_host`] and [`prepare_gpu`].
+macro_rules! methods {
+    ($($alg:ident => $folder:ident, $host:ident, $gpu:ident;)*) => {
+        /// Methods this build can run, in the order AUTO tries them.
+        pub const IMPLEMENTED: &[Algorithm] = &[$(Algorithm::$alg),*];
+
+        /// Every kernel file: the methods' own, then the generic ones over CSR (the transpose
+        /// product, y scaling and the value-map scatter). The CI compile check compiles every
+        /// specialisation of each; `TESSERA_KERNELS_DIR` may replace any of them.
+        pub const KERNEL_FILES: &[&KernelFile] =
+            &[$(&$folder::params::KERNELS,)* &kernels::TRANSPOSE, &kernels::UTIL];
+
+        /// Builds `alg`'s host format (the host backend). `alg` is a concrete method, not AUTO.
+        pub fn prepare_host<T: Scalar>(
+            alg: Algorithm,
+            req: &Request<'_, T>,
+        ) -> Result<Box<dyn HostMethod<T>>> {
+            match alg {
+                $(Algorithm::$alg => Ok(Box::new($folder::host::$host::new(req)?)),)*
+                a => Err(not_implemented(a)),
+            }
+        }
+
+        /// Builds `alg`'s format on the device and loads its kernels, choosing parameters as
+        /// `req.tuning` says. `csr` is the matrix's CSR already on the device.
+        pub fn prepare_gpu<T: Scalar>(
+            alg: Algorithm,
+            dev: &Arc<Device>,
+            stream: Stream,
+            csr: &GpuCsr<T>,
+            req: &Request<'_, T>,
+        ) -> Result<Box<dyn GpuMethod<T>>> {
+            match alg {
+                $(Algorithm::$alg => Ok(Box::new($folder::cuda::$gpu::prepare(dev, stream, csr, req)?)),)*
+                a => Err(not_implemented(a)),
+            }
+        }
+    };
+}
+
+methods! {
+    CsrVector => csr_vector, CsrVectorHost, CsrVectorGpu;
+    Hola => hola, HolaHost, HolaGpu;
+    Bccoo => bccoo, BccooHost, BccooGpu;
+    Brc => brc, BrcHost, BrcGpu;
+    Tile => tile, TileHost, TileGpu;
+}
+
+/// True for methods this build can run.
+pub fn implemented(alg: Algorithm) -> bool {
+    IMPLEMENTED.contains(&alg)
+}
+
 fn not_implemented(alg: Algorithm) -> Error {
     Error::NotSupported(format!(
         "{} is not implemented in tessera {} yet",
@@ -124,149 +187,16 @@ fn not_implemented(alg: Algorithm) -> Error {
     ))
 }
 
-/// Builds `alg`'s host format (the host backend). `alg` is a concrete method, not AUTO.
-pub fn prepare_host<T: Scalar>(
-    alg: Algorithm,
-    req: &Request<'_, T>,
-) -> Result<Box<dyn HostMethod<T>>> {
-    match alg {
-        Algorithm::CsrVector => Ok(Box::new(csr_vector::host::CsrVectorHost::new(req))),
-        Algorithm::Hola => Ok(Box::new(hola::host::HolaHost::new(req))),
-        Algorithm::Brc => Ok(Box::new(brc::host::BrcHost::new(req)?)),
-        Algorithm::Bccoo => Ok(Box::new(bccoo::host::BccooHost::new(req)?)),
-        Algorithm::Tile => Ok(Box::new(tile::host::TileHost::new(req)?)),
-        a => Err(not_implemented(a)),
-    }
+/// Every kernel specialisation any code path can request (each file's define values, crossed):
+/// what the CI compile check compiles.
+pub fn kernel_specs() -> Vec<KernelSpec> {
+    kernels::all_specs(KERNEL_FILES)
 }
 
-/// Builds `alg`'s format on the device and loads its kernels, choosing parameters as
-/// `req.tuning` says. `csr` is the matrix's CSR already on the device.
-pub fn prepare_gpu<T: Scalar>(
-    alg: Algorithm,
-    dev: &Arc<Device>,
-    stream: Stream,
-    csr: &GpuCsr<T>,
-    req: &Request<'_, T>,
-) -> Result<Box<dyn GpuMethod<T>>> {
-    match alg {
-        Algorithm::CsrVector => Ok(Box::new(csr_vector::cuda::CsrVectorGpu::prepare(
-            dev, stream, csr, req.stats, req.tuning,
-        )?)),
-        Algorithm::Hola => Ok(Box::new(hola::cuda::HolaGpu::prepare(
-            dev, stream, csr, req,
-        )?)),
-        Algorithm::Brc => Ok(Box::new(brc::cuda::BrcGpu::prepare(dev, stream, csr, req)?)),
-        Algorithm::Bccoo => Ok(Box::new(bccoo::cuda::BccooGpu::prepare(
-            dev, stream, req.csr, csr, req.tuning,
-        )?)),
-        Algorithm::Tile => Ok(Box::new(tile::cuda::TileGpu::prepare(
-            dev, stream, csr, req,
-        )?)),
-        a => Err(not_implemented(a)),
-    }
-}
-
-/// The vectors every tuner times with, on the device (freed on drop): x with values in
-/// [-1, 1), never all zeros, the same for every method so their times compare; y written only
-/// (the timed products use beta = 0).
-pub struct Scratch {
-    x: DeviceBuffer,
-    y: DeviceBuffer,
-}
-
-impl Scratch {
-    /// x of `cols` and y of `rows` values of `T`.
-    pub fn new<T: Scalar>(
-        dev: &Arc<Device>,
-        stream: Stream,
-        rows: usize,
-        cols: usize,
-    ) -> Result<Self> {
-        let x: Vec<T> = (0..cols)
-            .map(|i| T::from_f64(((i * 7919) % 2001) as f64 / 1000.0 - 1.0 + 1e-3))
-            .collect();
-        Ok(Scratch {
-            x: DeviceBuffer::from_slice(dev, stream, &x, "tuning scratch x")?,
-            y: DeviceBuffer::alloc(
-                dev,
-                rows.max(1) * std::mem::size_of::<T>(),
-                "tuning scratch y",
-            )?,
-        })
-    }
-
-    /// Device addresses of x and y.
-    pub fn addrs(&self) -> (u64, u64) {
-        (self.x.addr(), self.y.addr())
-    }
-}
-
-/// The timing every tuner uses: CUDA events around one warm-up call and a batch of
-/// back-to-back calls on one stream (BENCHMARKING.md's method, with shorter batches).
-pub struct Timer {
-    start: Event,
-    end: Event,
-    reps: u32,
-}
-
-impl Timer {
-    /// A timer whose batch is one call until [`Timer::calibrate`].
-    pub fn new(dev: &Arc<Device>) -> Result<Self> {
-        Ok(Timer {
-            start: Event::new(dev)?,
-            end: Event::new(dev)?,
-            reps: 1,
-        })
-    }
-
-    /// Sets the batch to about 0.2 ms for calls of `one_ms` each: between 2 and 50 calls.
-    pub fn calibrate(&mut self, one_ms: f64) {
-        self.reps = ((0.2 / one_ms.max(1e-4)).ceil() as u32).clamp(2, 50);
-    }
-
-    /// Milliseconds per call of `f` (which launches one product on `stream`): one warm-up
-    /// call, then the batch between the events. Waits for the stream.
-    pub fn time(&self, stream: Stream, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-        f()?;
-        self.start.record(stream)?;
-        for _ in 0..self.reps {
-            f()?;
-        }
-        self.end.record(stream)?;
-        self.end.synchronize()?;
-        Ok(self.end.elapsed_ms(&self.start)? / self.reps as f64)
-    }
-}
-
-/// When the environment variable `TESSERA_LOG_TUNING` is set (to anything but `0`), every
-/// candidate a tuner times is printed to stderr as one line: `tessera tuning: <method>
-/// <candidate> <ms> ms`. Read once per process. For users who want to see why the tuner chose
-/// what `info.params` says, and for choosing fixed rules from real timings.
-pub fn log_tuning(method: &str, candidate: &dyn std::fmt::Display, ms: f64) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on = *ON.get_or_init(|| {
-        std::env::var_os("TESSERA_LOG_TUNING").is_some_and(|v| !v.is_empty() && v != "0")
-    });
-    if on {
-        eprintln!("tessera tuning: {method} {candidate} {ms:.5} ms");
-    }
-}
-
-/// Times `m` on the matrix with scratch vectors `x` (cols) and `y` (rows) with a calibrated
-/// [`Timer`]: milliseconds per product.
-pub fn time_gpu<T: Scalar>(
-    m: &dyn GpuMethod<T>,
-    csr: &GpuCsr<T>,
-    dev: &Arc<Device>,
-    stream: Stream,
-    x: u64,
-    y: u64,
-) -> Result<f64> {
-    let mut t = Timer::new(dev)?;
-    let mut run = || m.spmv(csr, stream, T::ONE, x, T::ZERO, y);
-    let one = t.time(stream, &mut run)?;
-    t.calibrate(one);
-    t.time(stream, run)
+/// What `TESSERA_KERNELS_DIR` changes, for a tool's header: `None` when the variable is not set;
+/// else which kernel files are read from it, or that none is.
+pub fn kernel_override_summary() -> Option<String> {
+    kernels::override_summary(KERNEL_FILES)
 }
 
 /// Writes the caller's values (in CSR order) into a format's value array through its value map:
@@ -282,6 +212,92 @@ pub fn scatter_values<T: Scalar>(src: &[T], slot: &[u32], dst: &mut [T]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kernel_list_holds_every_file_and_every_define_value() {
+        let all = kernel_specs();
+        // csr_vector COOP 6, hola THREADS x NPT x SORT 12, bccoo BW x BH 12, brc 1, tile 1,
+        // transpose COOP 6, util 1.
+        assert_eq!(all.len(), 6 + 12 + 12 + 1 + 1 + 6 + 1);
+        for f in KERNEL_FILES {
+            assert!(all.iter().any(|s| s.file_name() == f.name), "{}", f.name);
+        }
+        assert!(KernelSpec::new(&bccoo::params::KERNELS, &[4, 3]).is_ok());
+        assert!(KernelSpec::new(&bccoo::params::KERNELS, &[3, 3]).is_err());
+        let s = KernelSpec::new(&csr_vector::params::KERNELS, &[8]).unwrap();
+        assert!(s.source().contains("TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)"));
+    }
+
+    #[test]
+    fn the_transpose_kernel_takes_every_coop_csr_vector_can_choose() {
+        for c in csr_vector::params::COOP_VALUES {
+            assert!(kernels::TRANSPOSE_COOP_VALUES.contains(c), "COOP {c}");
+        }
+    }
+
+    /// The parameters of every `__global__` entry point of `src`: (name, count).
+    fn entry_points(src: &str) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        let mut rest = src;
+        while let Some(i) = rest.find("__global__") {
+            rest = &rest[i + "__global__".len()..];
+            let mut open = rest.find('(').expect("a parameter list");
+            // Launch bounds come before the name: skip their parentheses.
+            if rest[..open].trim_end().ends_with("__launch_bounds__") {
+                let close = open + rest[open..].find(')').expect("launch bounds close");
+                open = close + 1 + rest[close + 1..].find('(').expect("a parameter list");
+            }
+            // The name is the last identifier before the list.
+            let head = &rest[..open];
+            let name = head
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
+                .rfind(|w| !w.is_empty())
+                .unwrap_or("?")
+                .to_string();
+            let (mut depth, mut commas, mut end) = (0i32, 0usize, open);
+            for (k, c) in rest[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = open + k;
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => commas += 1,
+                    _ => {}
+                }
+            }
+            let empty = rest[open + 1..end].trim().is_empty();
+            out.push((name, if empty { 0 } else { commas + 1 }));
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    /// A launch pushes at most MAX_KERNEL_ARGS arguments (KernelArgs asserts it): every entry
+    /// point of every kernel file must fit, or its launch would fail at run time on a GPU only.
+    #[test]
+    fn every_entry_point_takes_no_more_arguments_than_a_launch_can_pass() {
+        let mut seen = 0;
+        for file in KERNEL_FILES {
+            for (name, n) in entry_points(file.source) {
+                assert!(
+                    n <= crate::backend::cuda::MAX_KERNEL_ARGS,
+                    "{}: {name} takes {n} arguments, a launch passes at most {}",
+                    file.name,
+                    crate::backend::cuda::MAX_KERNEL_ARGS
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen >= 10, "found only {seen} entry points");
+        let probe = entry_points(
+            "extern \"C\" __global__ void __launch_bounds__(512, 2) k_##S(int a, T *b, const void *c) {}",
+        );
+        assert_eq!(probe, vec![("k_##S".to_string(), 3)]);
+    }
 
     #[test]
     fn scatter_through_a_value_map_leaves_padding_zero() {

@@ -6,7 +6,6 @@ use super::kernels::{self, KernelSpec};
 use super::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
 use crate::csr::Csr;
 use crate::error::{Error, Result};
-use crate::methods::csr_vector::Params;
 use crate::scalar::Scalar;
 use crate::types::ValueType;
 use std::marker::PhantomData;
@@ -23,13 +22,34 @@ pub(crate) fn suffix<T: Scalar>() -> &'static str {
 /// Threads per block of the element-wise kernels.
 const UTIL_BLOCK: u32 = 256;
 
+/// How the generic transpose kernel walks the CSR rows (the methods choose it: see
+/// `methods::transpose::gpu_launch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransposeLaunch {
+    /// Threads cooperating on one row: one of [`kernels::TRANSPOSE_COOP_VALUES`].
+    pub coop: u32,
+    /// Rows each thread group handles in turn (at least 1).
+    pub repeat: u32,
+    /// Threads per block: a multiple of 32 and of `coop`.
+    pub block_size: u32,
+}
+
+impl TransposeLaunch {
+    /// Blocks for `rows` rows.
+    fn grid_size(&self, rows: usize) -> usize {
+        let per_block =
+            (self.block_size / self.coop.max(1)).max(1) as usize * self.repeat.max(1) as usize;
+        rows.div_ceil(per_block)
+    }
+}
+
 /// CSR arrays in device memory plus the generic kernels (the functions are declared first so
 /// that they, and their modules, go before the buffers and the device).
 pub struct GpuCsr<T> {
     scale: Function,
     scatter: Function,
     transpose: Function,
-    transpose_params: Params,
+    transpose_params: TransposeLaunch,
     rows: usize,
     cols: usize,
     nnz: usize,
@@ -62,7 +82,7 @@ impl<T: Scalar> GpuCsr<T> {
         dev: &Arc<Device>,
         stream: Stream,
         csr: &Csr<T>,
-        transpose_params: Params,
+        transpose_params: TransposeLaunch,
     ) -> Result<Self> {
         let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
         let tr = dev.module(&KernelSpec::new(

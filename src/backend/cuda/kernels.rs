@@ -1,17 +1,19 @@
-//! The kernel sources, embedded in the library, and the `-D` specialisations the code can ask
-//! for. `common.cuh` is prepended as text to each file (ARCHITECTURE §2). [`all_specs`] lists
-//! every specialisation any code path can request; the CI compile check compiles each of them
-//! for sm_80 and sm_90, and [`KernelSpec::new`] refuses a define value outside that list, so the
-//! two cannot drift apart.
+//! Kernel files and their `-D` specialisations. Each method declares its own `.cu` file as a
+//! [`KernelFile`] (in its `params.rs`, with the values each define may take); this module
+//! declares the generic files over CSR ([`TRANSPOSE`], [`UTIL`]). `common.cuh` is prepended as
+//! text to each file (NVRTC has no include path here). [`all_specs`] lists every
+//! specialisation of a list of files; the CI compile check compiles each of them for sm_80 and
+//! sm_90, and [`KernelSpec::new`] refuses a define value outside its file's list, so the two
+//! cannot drift apart.
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
-use crate::methods::bccoo::params::{BH_VALUES, BW_VALUES};
-use crate::methods::csr_vector::params::COOP_VALUES;
-use crate::methods::hola::params as hola;
 
 /// Text prepended to every kernel file.
 pub const COMMON: &str = include_str!("../../../kernels/common.cuh");
+
+/// Threads cooperating on one row in the transpose kernel: powers of two up to a warp.
+pub const TRANSPOSE_COOP_VALUES: &[i64] = &[1, 2, 4, 8, 16, 32];
 
 /// One `.cu` file and the values each of its defines may take.
 #[derive(Debug)]
@@ -24,38 +26,11 @@ pub struct KernelFile {
     pub defines: &'static [(&'static str, &'static [i64])],
 }
 
-/// CSR_VECTOR's SpMV (Reguly & Giles).
-pub const CSR_VECTOR: KernelFile = KernelFile {
-    name: "csr_vector.cu",
-    source: include_str!("../../../kernels/csr_vector.cu"),
-    defines: &[("COOP", COOP_VALUES)],
-};
-
-/// HOLA's row starts, prescale, SpMV and SpMVT (Steinberger et al.).
-pub const HOLA: KernelFile = KernelFile {
-    name: "hola.cu",
-    source: include_str!("../../../kernels/hola.cu"),
-    defines: &[
-        ("THREADS", hola::THREADS_VALUES),
-        ("NPT", hola::NPT_VALUES),
-        ("SORT", hola::SORT_VALUES),
-    ],
-};
-
-/// BCCOO's SpMV and BCCOO+'s combine kernel (yaSpMV): block width and height are
-/// compile-time (the per-thread register arrays); the workgroup size and the rest of Table 1
-/// are launch arguments (`methods::bccoo::params`).
-pub const BCCOO: KernelFile = KernelFile {
-    name: "bccoo.cu",
-    source: include_str!("../../../kernels/bccoo.cu"),
-    defines: &[("BCCOO_BW", BW_VALUES), ("BCCOO_BH", BH_VALUES)],
-};
-
 /// The atomic transpose product over CSR (every method's TRANSPOSE path).
 pub const TRANSPOSE: KernelFile = KernelFile {
     name: "transpose.cu",
     source: include_str!("../../../kernels/transpose.cu"),
-    defines: &[("COOP", COOP_VALUES)],
+    defines: &[("COOP", TRANSPOSE_COOP_VALUES)],
 };
 
 /// y scaling and the value-map scatter.
@@ -64,26 +39,6 @@ pub const UTIL: KernelFile = KernelFile {
     source: include_str!("../../../kernels/util.cu"),
     defines: &[],
 };
-
-/// BRC's SpMV, its ELL part (hybrid) and the split/empty-row kernels (Ashari et al.). No
-/// defines: B1, rep, the ELL width and the block size are launch arguments.
-pub const BRC: KernelFile = KernelFile {
-    name: "brc.cu",
-    source: include_str!("../../../kernels/brc.cu"),
-    defines: &[],
-};
-
-/// TileSpMV's tile-row kernel and the pre-scale of split tile rows (Niu et al.). No defines:
-/// te, th, tbalance and the deferral shape the host-built format; the rest are launch
-/// arguments.
-pub const TILE: KernelFile = KernelFile {
-    name: "tile.cu",
-    source: include_str!("../../../kernels/tile.cu"),
-    defines: &[],
-};
-
-/// Every kernel file.
-pub const FILES: &[&KernelFile] = &[&CSR_VECTOR, &HOLA, &BCCOO, &BRC, &TILE, &TRANSPOSE, &UTIL];
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -174,13 +129,14 @@ fn overridden(name: &str, embedded: &'static str) -> std::borrow::Cow<'static, s
 /// What `TESSERA_KERNELS_DIR` changes, for a tool's header: `None` when the variable is not set;
 /// else which kernel files are read from it, or that none is (the embedded kernels run). A
 /// directory holding none of the files (a wrong path) is otherwise silent.
-pub fn override_summary() -> Option<String> {
-    std::env::var_os("TESSERA_KERNELS_DIR").map(|d| override_summary_for(std::path::Path::new(&d)))
+pub fn override_summary(files: &[&KernelFile]) -> Option<String> {
+    std::env::var_os("TESSERA_KERNELS_DIR")
+        .map(|d| override_summary_for(files, std::path::Path::new(&d)))
 }
 
-fn override_summary_for(dir: &std::path::Path) -> String {
+fn override_summary_for(files: &[&KernelFile], dir: &std::path::Path) -> String {
     let names: Vec<&str> = std::iter::once("common.cuh")
-        .chain(FILES.iter().map(|f| f.name))
+        .chain(files.iter().map(|f| f.name))
         .filter(|n| dir.join(n).is_file())
         .collect();
     if names.is_empty() {
@@ -197,11 +153,10 @@ fn override_summary_for(dir: &std::path::Path) -> String {
     }
 }
 
-/// Every specialisation any code path can request: the cartesian product of each file's
-/// allowed define values.
-pub fn all_specs() -> Vec<KernelSpec> {
+/// Every specialisation of `files`: the cartesian product of each file's allowed define values.
+pub fn all_specs(files: &[&'static KernelFile]) -> Vec<KernelSpec> {
     let mut out = Vec::new();
-    for file in FILES {
+    for &file in files {
         let mut combos: Vec<Vec<i64>> = vec![vec![]];
         for (_, allowed) in file.defines {
             combos = combos
@@ -229,14 +184,15 @@ mod tests {
     #[test]
     fn the_override_summary_names_the_files_a_kernels_dir_replaces_or_says_none() {
         let d = tempfile::tempdir().unwrap();
-        let none = override_summary_for(d.path());
+        let files: &[&KernelFile] = &[&TRANSPOSE, &UTIL];
+        let none = override_summary_for(files, d.path());
         assert!(none.starts_with("kernels: embedded"), "{none}");
         assert!(none.contains("holds none of the kernel files"), "{none}");
-        std::fs::write(d.path().join("tile.cu"), "// a variant").unwrap();
+        std::fs::write(d.path().join("util.cu"), "// a variant").unwrap();
         std::fs::write(d.path().join("unrelated.txt"), "").unwrap();
-        let one = override_summary_for(d.path());
+        let one = override_summary_for(files, d.path());
         assert!(
-            one.starts_with("kernels: tile.cu from TESSERA_KERNELS_DIR="),
+            one.starts_with("kernels: util.cu from TESSERA_KERNELS_DIR="),
             "{one}"
         );
         assert!(!one.contains("unrelated"), "{one}");
@@ -244,79 +200,16 @@ mod tests {
 
     #[test]
     fn specs_cover_every_define_value_and_refuse_others() {
-        let all = all_specs();
-        assert_eq!(all.len(), 6 + 12 + 12 + 1 + 1 + 6 + 1);
-        assert!(KernelSpec::new(&BCCOO, &[4, 3]).is_ok());
-        assert!(KernelSpec::new(&BCCOO, &[3, 3]).is_err());
-        assert!(KernelSpec::new(&CSR_VECTOR, &[64]).is_err());
-        assert!(KernelSpec::new(&CSR_VECTOR, &[]).is_err());
-        let s = KernelSpec::new(&CSR_VECTOR, &[8]).unwrap();
+        let all = all_specs(&[&TRANSPOSE, &UTIL]);
+        assert_eq!(all.len(), 6 + 1);
+        assert!(KernelSpec::new(&TRANSPOSE, &[4]).is_ok());
+        assert!(KernelSpec::new(&TRANSPOSE, &[3]).is_err());
+        assert!(KernelSpec::new(&TRANSPOSE, &[64]).is_err());
+        assert!(KernelSpec::new(&TRANSPOSE, &[]).is_err());
+        assert!(KernelSpec::new(&UTIL, &[1]).is_err());
+        let s = KernelSpec::new(&TRANSPOSE, &[8]).unwrap();
         assert!(s.options(90).contains(&"-DCOOP=8".to_string()));
         assert!(s.source().starts_with("#line 1 \"common.cuh\""));
-        assert!(s.source().contains("TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)"));
-    }
-
-    /// The parameters of every `__global__` entry point of `src`: (name, count).
-    fn entry_points(src: &str) -> Vec<(String, usize)> {
-        let mut out = Vec::new();
-        let mut rest = src;
-        while let Some(i) = rest.find("__global__") {
-            rest = &rest[i + "__global__".len()..];
-            let mut open = rest.find('(').expect("a parameter list");
-            // Launch bounds come before the name: skip their parentheses.
-            if rest[..open].trim_end().ends_with("__launch_bounds__") {
-                let close = open + rest[open..].find(')').expect("launch bounds close");
-                open = close + 1 + rest[close + 1..].find('(').expect("a parameter list");
-            }
-            // The name is the last identifier before the list.
-            let head = &rest[..open];
-            let name = head
-                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#'))
-                .rfind(|w| !w.is_empty())
-                .unwrap_or("?")
-                .to_string();
-            let (mut depth, mut commas, mut end) = (0i32, 0usize, open);
-            for (k, c) in rest[open..].char_indices() {
-                match c {
-                    '(' => depth += 1,
-                    ')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = open + k;
-                            break;
-                        }
-                    }
-                    ',' if depth == 1 => commas += 1,
-                    _ => {}
-                }
-            }
-            let empty = rest[open + 1..end].trim().is_empty();
-            out.push((name, if empty { 0 } else { commas + 1 }));
-            rest = &rest[end..];
-        }
-        out
-    }
-
-    /// A launch pushes at most MAX_KERNEL_ARGS arguments (KernelArgs asserts it): every entry
-    /// point of every kernel file must fit, or its launch would fail at run time on a GPU only.
-    #[test]
-    fn every_entry_point_takes_no_more_arguments_than_a_launch_can_pass() {
-        let mut seen = 0;
-        for file in FILES {
-            for (name, n) in entry_points(file.source) {
-                assert!(
-                    n <= super::super::launching::MAX_KERNEL_ARGS,
-                    "{}: {name} takes {n} arguments, a launch passes at most {}",
-                    file.name,
-                    super::super::launching::MAX_KERNEL_ARGS
-                );
-                seen += 1;
-            }
-        }
-        assert!(seen >= 10, "found only {seen} entry points");
-        let probe = entry_points(
-            "extern \"C\" __global__ void __launch_bounds__(512, 2) k_##S(int a, T *b, const void *c) {}",
-        );
-        assert_eq!(probe, vec![("k_##S".to_string(), 3)]);
+        assert!(s.source().contains("#line 1 \"transpose.cu\""));
     }
 }

@@ -27,6 +27,8 @@ pub mod nvrtc;
 mod stream;
 
 pub use device::{Device, Function, Module};
+#[cfg(test)]
+pub(crate) use launching::MAX_KERNEL_ARGS;
 pub(crate) use launching::{launch, launch_shared, KernelArgs};
 pub(crate) use loading::check;
 pub use loading::{probe_libraries, DRIVER_SYMBOLS};

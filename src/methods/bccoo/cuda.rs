@@ -19,19 +19,20 @@ use super::describe_format;
 use super::format::{self, Bccoo, Blocked, ColArrays};
 use super::params::{self, FormatParams, MatrixFacts, Params, Shape, Stage, WG_VALUES};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
-use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
-    is_capturing, launch, launch_shared, synchronize, Device, DeviceBuffer, Event, Function,
-    KernelArgs, Stream,
+    launch, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
 use crate::csr::Csr;
 use crate::error::{Error, Result};
-use crate::methods::{Scratch, Timer};
+use crate::methods::gpu::{pick_fastest, Picked, SlotRing, Tuner};
+use crate::methods::Request;
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::rc::Rc;
+use std::sync::Arc;
 
 /// Threads per block of the combine kernel.
 const COMBINE_BLOCK: u32 = 256;
@@ -51,7 +52,7 @@ struct Kernels {
 
 fn load<T: Scalar>(dev: &Device, shape: Shape) -> Result<Kernels> {
     let m = dev.module(&KernelSpec::new(
-        &kernels::BCCOO,
+        &params::KERNELS,
         &[shape.bw as i64, shape.bh as i64],
     )?)?;
     let s = suffix::<T>();
@@ -64,7 +65,7 @@ fn load<T: Scalar>(dev: &Device, shape: Shape) -> Result<Kernels> {
 /// A format on the device, with the per-workgroup flags for some workgroup sizes and the
 /// workspace ring for the smallest of them.
 #[derive(Debug)]
-struct DevFormat {
+struct OnDevice {
     params: FormatParams,
     rows: usize,
     cols: usize,
@@ -92,32 +93,13 @@ struct DevFormat {
     /// Workspace slots, and temporary-buffer slots.
     slots: usize,
     tmp_slots: usize,
-    /// Which slot the next call takes, and per slot an event recorded after the last launch
-    /// that used it: a call waits (on the device) for the slot's previous user, so any number
-    /// of concurrent products stays correct; beyond the ring size they run one after another.
-    order: Mutex<SlotOrder>,
+    /// Which workspace slot the next call takes, ordered after the slot's previous user on the
+    /// device: any number of concurrent products stays correct; beyond the ring size they run
+    /// one after another.
+    ring: SlotRing,
 }
 
-/// See [`DevFormat::order`].
-struct SlotOrder {
-    next: usize,
-    done: Vec<Event>,
-    /// The stream of each slot's last launch (None: never used).
-    used: Vec<Option<Stream>>,
-}
-
-impl std::fmt::Debug for SlotOrder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "SlotOrder(next {}, {} slots)",
-            self.next,
-            self.done.len()
-        )
-    }
-}
-
-impl DevFormat {
+impl OnDevice {
     fn upload<T: Scalar>(
         dev: &Arc<Device>,
         stream: Stream,
@@ -178,7 +160,7 @@ impl DevFormat {
             .checked_div(tmp_one)
             .map_or(1, |n| n.clamp(1, slots));
         let tmp = DeviceBuffer::alloc(dev, tmp_slots * tmp_one, "BCCOO+ temporary buffer")?;
-        Ok(DevFormat {
+        Ok(OnDevice {
             params: f.params,
             rows: f.rows,
             cols: f.cols,
@@ -208,13 +190,7 @@ impl DevFormat {
             max_wgs: nwg,
             slots,
             tmp_slots,
-            order: Mutex::new(SlotOrder {
-                next: 0,
-                done: (0..slots)
-                    .map(|_| Event::for_ordering(dev))
-                    .collect::<Result<_>>()?,
-                used: vec![None; slots],
-            }),
+            ring: SlotRing::new(dev, slots)?,
         })
     }
 
@@ -269,23 +245,37 @@ impl DevFormat {
             )));
         }
         // This call's workspace slot (a BCCOO+ temporary buffer with fewer slots narrows the
-        // ring); the lock is held until the slot's event is recorded after the launches.
+        // ring).
         let bccoo_plus = self.params.slices > 1;
         let ring = if bccoo_plus {
             self.slots.min(self.tmp_slots)
         } else {
             self.slots
         };
-        let mut order = self.order.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = order.next % ring;
-        order.next = order.next.wrapping_add(1);
-        // Not while capturing into a graph: an event recorded outside the capture cannot be
-        // waited on inside it (the graph keeps the slot it was captured with).
-        let capturing = is_capturing(dev, stream)?;
-        // The previous user on this same stream is ordered already: no wait.
-        if !capturing && order.used[slot].is_some_and(|s| !s.same_queue(stream)) {
-            order.done[slot].wait_on(stream)?;
-        }
+        // The ring is locked from this slot's wait to its record, after the launches (a
+        // launch captured in a graph keeps the slot it was captured with).
+        self.ring.run(dev, stream, ring, |slot| {
+            self.launch_in_slot(dev, k, p, info, stream, slot, alpha, x, beta, y)
+        })
+    }
+
+    /// The launches of one product in workspace slot `slot` (ordered after its previous user).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_in_slot<T: Scalar>(
+        &self,
+        dev: &Device,
+        k: &Kernels,
+        p: &Params,
+        info: &DeviceBuffer,
+        stream: Stream,
+        slot: usize,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let bccoo_plus = self.params.slices > 1;
+        let nwg = self.threads / p.wg as usize;
         let sync = self.sync.addr() + (slot * (1 + self.max_wgs) * 4) as u64;
         let carry = self.carry.addr()
             + (slot * self.max_wgs * self.params.shape.bh as usize * std::mem::size_of::<T>())
@@ -354,13 +344,6 @@ impl DevFormat {
         } else {
             Ok(())
         };
-        // Recorded even when the combine launch failed: the product kernel queued above uses
-        // this slot, and the slot's next user must wait for it (else two launches would mix
-        // one slot's adjacent-synchronisation counters).
-        if !capturing {
-            order.done[slot].record(stream)?;
-            order.used[slot] = Some(stream);
-        }
         combined
     }
 }
@@ -368,7 +351,7 @@ impl DevFormat {
 /// BCCOO ready to run on a device.
 pub struct BccooGpu<T> {
     kernels: Kernels,
-    format: DevFormat,
+    format: OnDevice,
     params: Params,
     text: String,
     _t: PhantomData<T>,
@@ -386,10 +369,10 @@ impl<T: Scalar> BccooGpu<T> {
     pub fn prepare(
         dev: &Arc<Device>,
         stream: Stream,
-        csr_host: &Csr<T>,
         _csr: &GpuCsr<T>,
-        tuning: Tuning,
+        req: &Request<'_, T>,
     ) -> Result<Self> {
+        let (csr_host, tuning) = (req.csr, req.tuning);
         let facts = format::facts(csr_host);
         let fixed = params::fixed_rule(&facts, dev.sm_count());
         let (p, how) = match tuning {
@@ -399,13 +382,13 @@ impl<T: Scalar> BccooGpu<T> {
                 format!("fixed rule; tuning={tuning}: nothing to time without non-zeros"),
             ),
             Tuning::Quick | Tuning::Online | Tuning::Exhaustive => {
-                let mut t = Tuner::new(dev, stream, csr_host, &facts)?;
                 let (quick, stages) = if tuning == Tuning::Exhaustive {
                     (false, params::EXHAUSTIVE_STAGES)
                 } else {
                     (true, params::QUICK_STAGES)
                 };
-                let (best, best_ms, fixed_ms) = t.search(fixed, stages, quick)?;
+                let picked = search(dev, stream, csr_host, &facts, fixed, stages, quick)?;
+                let (best, best_ms, fixed_ms) = (picked.cand, picked.ms, picked.first_ms);
                 let online = if tuning == Tuning::Online {
                     " (ONLINE treated as QUICK)"
                 } else {
@@ -415,9 +398,12 @@ impl<T: Scalar> BccooGpu<T> {
                     best,
                     format!(
                         "tuned {tuning}{online}: {} candidates timed{}, {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms ({fixed})",
-                        t.timed,
-                        if t.skipped > 0 {
-                            format!(" ({} skipped: format not buildable or too large)", t.skipped)
+                        picked.timings.len(),
+                        if picked.skipped > 0 {
+                            format!(
+                                " ({} skipped: format not buildable or too large)",
+                                picked.skipped
+                            )
                         } else {
                             String::new()
                         }
@@ -457,7 +443,7 @@ impl<T: Scalar> BccooGpu<T> {
         how: &str,
     ) -> Result<Self> {
         let f = format::build(csr_host, &p.format, p.wg as usize)?;
-        let format = DevFormat::upload(dev, stream, &f, &[p.wg], true, WORKSPACE_RING)?;
+        let format = OnDevice::upload(dev, stream, &f, &[p.wg], true, WORKSPACE_RING)?;
         let kernels = load::<T>(dev, p.format.shape)?;
         let text = format!("{p} ({how}); {}", describe_format(&f, p.wg as usize));
         Ok(BccooGpu {
@@ -521,134 +507,111 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for BccooGpu<T> {
     }
 }
 
-/// Analyze-time tuning: candidates timed with CUDA events on the real matrix.
-struct Tuner<'a, T: Scalar> {
+/// A candidate of the search, ready to time: its format on the device and its kernels.
+struct Candidate {
+    format: Rc<OnDevice>,
+    kernels: Rc<Kernels>,
+}
+
+/// Analyze-time tuning (the staged search of the paper's §4) over candidates timed on the real
+/// matrix. Conversions are reused: the blocked matrix of the last shape, the format on the
+/// device of the last format parameters (candidates of one format are sorted next to each
+/// other), and the kernels of each shape.
+struct Search<'a, T: Scalar> {
     dev: &'a Arc<Device>,
     stream: Stream,
     csr: &'a Csr<T>,
-    facts: &'a MatrixFacts,
-    scratch: Scratch,
-    timer: Timer,
-    kernels: HashMap<Shape, Kernels>,
+    kernels: HashMap<Shape, Rc<Kernels>>,
     blocked: Option<Blocked>,
-    current: Option<DevFormat>,
-    timed: usize,
-    skipped: usize,
+    current: Option<Rc<OnDevice>>,
 }
 
-impl<'a, T: Scalar> Tuner<'a, T> {
-    fn new(
-        dev: &'a Arc<Device>,
-        stream: Stream,
-        csr: &'a Csr<T>,
-        facts: &'a MatrixFacts,
-    ) -> Result<Self> {
-        Ok(Tuner {
-            dev,
-            stream,
-            csr,
-            facts,
-            scratch: Scratch::new::<T>(dev, stream, csr.rows(), csr.cols())?,
-            timer: Timer::new(dev)?,
-            kernels: HashMap::new(),
-            blocked: None,
-            current: None,
-            timed: 0,
-            skipped: 0,
+impl<T: Scalar> Search<'_, T> {
+    /// `p` ready to time; `None` when its format cannot be built or does not fit in device
+    /// memory (many BCCOO+ slices of a large matrix): skipped, not fatal.
+    fn build(&mut self, p: &Params) -> Result<Option<Candidate>> {
+        match self.try_build(p) {
+            Ok(c) => Ok(Some(c)),
+            Err(Error::InvalidValue(_) | Error::NotSupported(_) | Error::AllocFailed(_)) => {
+                self.current = None;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn try_build(&mut self, p: &Params) -> Result<Candidate> {
+        let fp = &p.format;
+        if !self.current.as_ref().is_some_and(|c| c.params == *fp) {
+            self.current = None;
+            let reuse = self
+                .blocked
+                .as_ref()
+                .is_some_and(|b| b.shape == fp.shape && b.slices == fp.slices);
+            if !reuse {
+                self.blocked = None;
+                self.blocked = Some(format::block(self.csr, fp.shape, fp.slices)?);
+            }
+            let blk = self.blocked.as_ref().expect("blocked just built");
+            let max_wg = *WG_VALUES.iter().max().expect("workgroup sizes") as usize;
+            // Padded for every workgroup size, so one upload serves all of them.
+            let f = format::layout(self.csr, blk, fp, max_wg)?;
+            let wgs: Vec<u32> = WG_VALUES.iter().map(|&w| w as u32).collect();
+            let on = OnDevice::upload(self.dev, self.stream, &f, &wgs, false, 1)?;
+            self.current = Some(Rc::new(on));
+        }
+        let shape = fp.shape;
+        if !self.kernels.contains_key(&shape) {
+            self.kernels
+                .insert(shape, Rc::new(load::<T>(self.dev, shape)?));
+        }
+        Ok(Candidate {
+            format: self.current.clone().expect("format uploaded"),
+            kernels: self.kernels[&shape].clone(),
         })
     }
+}
 
-    /// Uploads `fp`'s format (padded for every workgroup size) unless it is the current one.
-    fn ensure_format(&mut self, fp: &FormatParams) -> Result<()> {
-        if self.current.as_ref().is_some_and(|c| c.params == *fp) {
-            return Ok(());
-        }
-        self.current = None;
-        let reuse = self
-            .blocked
-            .as_ref()
-            .is_some_and(|b| b.shape == fp.shape && b.slices == fp.slices);
-        if !reuse {
-            self.blocked = None;
-            self.blocked = Some(format::block(self.csr, fp.shape, fp.slices)?);
-        }
-        let blk = self.blocked.as_ref().expect("blocked just built");
-        let max_wg = *WG_VALUES.iter().max().expect("workgroup sizes") as usize;
-        let f = format::layout(self.csr, blk, fp, max_wg)?;
-        let wgs: Vec<u32> = WG_VALUES.iter().map(|&w| w as u32).collect();
-        self.current = Some(DevFormat::upload(
-            self.dev,
-            self.stream,
-            &f,
-            &wgs,
-            false,
-            1,
-        )?);
-        Ok(())
+/// The staged search from `fixed`: each stage's candidates around the incumbent, timed by
+/// [`pick_fastest`] (a candidate replaces the incumbent only when at least
+/// [`MIN_GAIN`](crate::methods::gpu::MIN_GAIN) faster). Returns the choice with its time, the
+/// fixed rule's time, and the candidates timed and skipped.
+fn search<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &Csr<T>,
+    facts: &MatrixFacts,
+    fixed: Params,
+    stages: &[Stage],
+    quick: bool,
+) -> Result<Picked<Params, Candidate>> {
+    let mut tuner = Tuner::new::<T>(dev, stream, csr.rows(), csr.cols(), "bccoo")?;
+    let mut s = Search {
+        dev,
+        stream,
+        csr,
+        kernels: HashMap::new(),
+        blocked: None,
+        current: None,
+    };
+    let run = |c: &Candidate, p: &Params, x: u64, y: u64| {
+        c.format
+            .run(dev, &c.kernels, p, stream, T::ONE, x, T::ZERO, y)
+    };
+    let mut best = pick_fastest(&mut tuner, None, [fixed], |p| s.build(p), run)?;
+    for &stage in stages {
+        let Some(b) = best.as_ref() else { break };
+        let mut cands = params::stage_candidates(stage, &b.cand, facts, quick);
+        // Candidates of one format next to each other: one conversion and upload each.
+        cands.sort_by_key(|q| {
+            let f = &q.format;
+            (f.shape, f.slices, f.tile, f.word_bits, f.col.code(), q.wg)
+        });
+        best = pick_fastest(&mut tuner, best, cands, |p| s.build(p), run)?;
     }
-
-    /// Milliseconds per product of `p`: one warm-up call, then `reps` calls between events.
-    fn time(&mut self, p: &Params) -> Result<f64> {
-        self.ensure_format(&p.format)?;
-        let key = p.format.shape;
-        if !self.kernels.contains_key(&key) {
-            self.kernels.insert(key, load::<T>(self.dev, key)?);
-        }
-        let k = &self.kernels[&key];
-        let f = self.current.as_ref().expect("format uploaded");
-        let (x, y) = self.scratch.addrs();
-        let ms = self.timer.time(self.stream, || {
-            f.run(self.dev, k, p, self.stream, T::ONE, x, T::ZERO, y)
-        })?;
-        crate::methods::log_tuning("bccoo", p, ms);
-        self.timed += 1;
-        Ok(ms)
-    }
-
-    /// The staged search from `fixed`: each stage's candidates around the incumbent; a
-    /// candidate replaces it only when at least [`params::MIN_GAIN`] faster. Returns the
-    /// choice, its time and the fixed rule's time.
-    fn search(
-        &mut self,
-        fixed: Params,
-        stages: &[Stage],
-        quick: bool,
-    ) -> Result<(Params, f64, f64)> {
-        let one = self.time(&fixed)?;
-        self.timer.calibrate(one);
-        let fixed_ms = self.time(&fixed)?;
-        let (mut best, mut best_ms) = (fixed, fixed_ms);
-        for &stage in stages {
-            let mut cands = params::stage_candidates(stage, &best, self.facts, quick);
-            // Candidates of one format next to each other: one conversion and upload each.
-            cands.sort_by_key(|q| {
-                let f = &q.format;
-                (f.shape, f.slices, f.tile, f.word_bits, f.col.code(), q.wg)
-            });
-            let (mut sb, mut sms) = (best, best_ms);
-            for c in &cands {
-                // A candidate whose format cannot be built or does not fit in device memory
-                // (many BCCOO+ slices of a large matrix) is skipped, not fatal.
-                let ms = match self.time(c) {
-                    Ok(ms) => ms,
-                    Err(
-                        Error::InvalidValue(_) | Error::NotSupported(_) | Error::AllocFailed(_),
-                    ) => {
-                        self.current = None;
-                        self.skipped += 1;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                };
-                if ms < sms {
-                    (sb, sms) = (*c, ms);
-                }
-            }
-            if sms < best_ms * (1.0 - params::MIN_GAIN) {
-                (best, best_ms) = (sb, sms);
-            }
-        }
-        synchronize(self.dev, self.stream)?;
-        Ok((best, best_ms, fixed_ms))
-    }
+    best.ok_or_else(|| {
+        Error::Internal(format!(
+            "BCCOO's fixed rule {fixed} could not be built for tuning"
+        ))
+    })
 }

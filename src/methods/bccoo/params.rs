@@ -16,6 +16,7 @@
 //! later ones at once (see kernels/bccoo.cu), so there is no `intermediate_sums` array to split.
 #![forbid(unsafe_code)]
 
+use crate::backend::cuda::kernels::KernelFile;
 use std::fmt;
 
 /// Block widths the kernel is built for (Table 1).
@@ -45,8 +46,6 @@ pub const U16_BLOCK_COLS: usize = 65535;
 pub const WARP: usize = 32;
 /// How many block shapes the tuner keeps: "the 4 smallest memory footprints" (§4).
 pub const TUNED_SHAPES: usize = 4;
-/// The tuner keeps its incumbent unless a candidate is at least this much faster.
-pub const MIN_GAIN: f64 = 0.02;
 
 /// A block shape: `bw` columns by `bh` rows (§2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -563,6 +562,15 @@ pub const QUICK_STAGES: &[Stage] = &[
 /// Table 1 x every workgroup size, then the flag word, column and slice stages.
 pub const EXHAUSTIVE_STAGES: &[Stage] =
     &[Stage::Joint, Stage::Words, Stage::Columns, Stage::Slices];
+
+/// BCCOO's kernel file (yaSpMV): the SpMV and BCCOO+'s combine kernel. Block width and height
+/// are compile-time (the per-thread register arrays); the workgroup size and the rest of the
+/// paper's Table 1 are launch arguments.
+pub const KERNELS: KernelFile = KernelFile {
+    name: "bccoo.cu",
+    source: include_str!("../../../kernels/bccoo.cu"),
+    defines: &[("BCCOO_BW", BW_VALUES), ("BCCOO_BH", BH_VALUES)],
+};
 
 #[cfg(test)]
 mod tests {

@@ -20,22 +20,19 @@ use super::format::{self, Brc, Variant};
 use super::host::variant_for;
 use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
-use crate::backend::cuda::kernels::{self, KernelSpec};
-use crate::backend::cuda::{
-    is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
-};
-use crate::error::Result;
-use crate::methods::{Request, Scratch, Timer};
+use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
+use crate::error::{Error, Result};
+use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
+use crate::methods::Request;
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::rc::Rc;
+use std::sync::Arc;
 
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
-
-/// A candidate replaces the fixed rule only when at least 2% faster (noise).
-const MIN_GAIN: f64 = 0.02;
 
 /// The four entry points.
 struct Kernels {
@@ -46,7 +43,7 @@ struct Kernels {
 }
 
 fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
-    let m = dev.module(&KernelSpec::new(&kernels::BRC, &[])?)?;
+    let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
     let s = suffix::<T>();
     Ok(Kernels {
         spmv: m.function(&format!("brc_spmv_{s}"))?,
@@ -58,6 +55,8 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
 
 /// One format in device memory.
 struct OnDevice {
+    /// The format parameters it was built with (`Params::format_key`).
+    key: (u32, u32, u32),
     rows: usize,
     ell_width: usize,
     ell_slots: usize,
@@ -78,14 +77,19 @@ struct OnDevice {
     partial: DeviceBuffer,
     value_slot: DeviceBuffer,
     summary: String,
-    /// The deterministic variant's partial sums are one buffer per matrix: an event recorded
-    /// after each product that used them, which the next product's stream waits on (on the
-    /// device), so concurrent products on different streams never share the buffer.
-    partial_order: Mutex<Option<(Event, bool)>>,
+    /// The deterministic variant's partial sums are one buffer per matrix: a ring of one slot
+    /// orders each product that uses them after the previous one on another stream (on the
+    /// device), so concurrent products never share the buffer.
+    partial_ring: Option<SlotRing>,
 }
 
 impl OnDevice {
-    fn upload<T: Scalar>(dev: &Arc<Device>, stream: Stream, f: &Brc<T>) -> Result<Self> {
+    fn upload<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        f: &Brc<T>,
+        key: (u32, u32, u32),
+    ) -> Result<Self> {
         let info: Vec<[u32; 2]> = f
             .nnz_per_block
             .iter()
@@ -94,6 +98,7 @@ impl OnDevice {
             .collect();
         let up = |v: &[u32], what: &str| DeviceBuffer::from_slice(dev, stream, v, what);
         Ok(OnDevice {
+            key,
             rows: f.rows,
             ell_width: f.ell_width,
             ell_slots: f.ell_slots(),
@@ -117,11 +122,11 @@ impl OnDevice {
             )?,
             value_slot: up(&f.value_slot, "BRC value map")?,
             summary: f.summary(),
-            partial_order: Mutex::new(if f.variant == Variant::Deterministic {
-                Some((Event::for_ordering(dev)?, false))
+            partial_ring: if f.variant == Variant::Deterministic {
+                Some(SlotRing::new(dev, 1)?)
             } else {
                 None
-            }),
+            },
         })
     }
 
@@ -144,9 +149,7 @@ impl OnDevice {
     }
 
     /// One product with `p`'s launch (`rep`, block size): see the module comment. The
-    /// deterministic variant first waits (on the device) for the previous product that used
-    /// the partial buffer, unless the stream is being captured into a graph (an event recorded
-    /// outside a capture cannot be waited on inside it).
+    /// deterministic variant takes the partial buffer through its one-slot ring.
     #[allow(clippy::too_many_arguments)]
     fn run<T: Scalar>(
         &self,
@@ -159,22 +162,12 @@ impl OnDevice {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        let mut order = self.partial_order.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((done, used)) = order.as_mut() else {
-            return self.launches(k, dev, p, stream, alpha, x, beta, y);
-        };
-        let capturing = is_capturing(dev, stream)?;
-        if *used && !capturing {
-            done.wait_on(stream)?;
+        match &self.partial_ring {
+            None => self.launches(k, dev, p, stream, alpha, x, beta, y),
+            Some(ring) => ring.run(dev, stream, 1, |_| {
+                self.launches(k, dev, p, stream, alpha, x, beta, y)
+            }),
         }
-        let launched = self.launches(k, dev, p, stream, alpha, x, beta, y);
-        // Recorded even when a later launch failed: an earlier one may already be queued and
-        // using the partial buffer, and the next product must wait for it.
-        if !capturing {
-            done.record(stream)?;
-            *used = true;
-        }
-        launched
     }
 
     /// The launches of one product.
@@ -329,7 +322,7 @@ fn build_and_upload<T: Scalar>(
         p.ell_width as usize,
         variant_for(req.deterministic),
     )?;
-    OnDevice::upload(dev, stream, &f)
+    OnDevice::upload(dev, stream, &f, p.format_key())
 }
 
 impl<T: Scalar> BrcGpu<T> {
@@ -404,9 +397,10 @@ impl<T: Scalar> BrcGpu<T> {
         })
     }
 
-    /// QUICK/EXHAUSTIVE: builds each distinct format of the candidates once, times every
-    /// candidate's launch on it with scratch vectors (freed on return) and keeps the fastest
-    /// unless it beats the fixed rule (candidate 0) by less than 2%.
+    /// QUICK/EXHAUSTIVE: times every candidate on the matrix ([`pick_fastest`]: the fixed rule,
+    /// candidate 0, is kept unless another is at least
+    /// [`MIN_GAIN`](crate::methods::gpu::MIN_GAIN) faster). Candidates of one format are timed
+    /// next to each other, on one build of it.
     fn tune(
         dev: &Arc<Device>,
         stream: Stream,
@@ -415,69 +409,53 @@ impl<T: Scalar> BrcGpu<T> {
         cands: &[Params],
     ) -> Result<(Params, OnDevice, String)> {
         let stats = req.stats;
-        let first = build_and_upload(dev, stream, req, cands[0])?;
         if stats.rows == 0 || stats.nnz == 0 {
+            let first = build_and_upload(dev, stream, req, cands[0])?;
             return Ok((cands[0], first, "nothing to time on an empty matrix".into()));
         }
-        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
-        let mut timer = Timer::new(dev)?;
-        let (x, y) = scratch.addrs();
-        let run = |on: &OnDevice, p: Params| -> Result<()> {
-            on.run(k, dev, p, stream, T::ONE, x, T::ZERO, y)
-        };
-        let one = timer.time(stream, || run(&first, cands[0]))?;
-        timer.calibrate(one);
-        let fixed_ms = timer.time(stream, || run(&first, cands[0]))?;
-        let (mut best, mut best_ms, mut best_on) = (cands[0], fixed_ms, first);
-        let mut formats = 1;
+        // The fixed rule first, then the others grouped by format in order of first appearance.
         let mut keys: Vec<(u32, u32, u32)> = Vec::new();
         for c in cands {
             if !keys.contains(&c.format_key()) {
                 keys.push(c.format_key());
             }
         }
-        for key in keys {
-            let group: Vec<Params> = cands
-                .iter()
-                .copied()
-                .filter(|c| c.format_key() == key && *c != cands[0])
-                .collect();
-            if group.is_empty() {
-                continue;
+        let group = |c: &Params| keys.iter().position(|&k| k == c.format_key());
+        let mut order: Vec<Params> = cands[1..].to_vec();
+        order.sort_by_key(group);
+        let order = std::iter::once(cands[0]).chain(order);
+        let mut tuner = Tuner::new::<T>(dev, stream, stats.rows, stats.cols, "brc")?;
+        // The format of the last candidate, shared by the next ones of its group; a format
+        // that lost is freed once the next group's is built.
+        let mut last: Option<Rc<OnDevice>> = None;
+        let mut formats = 0;
+        let build = |p: &Params| -> Result<Option<Rc<OnDevice>>> {
+            if let Some(on) = last.as_ref().filter(|on| on.key == p.format_key()) {
+                return Ok(Some(on.clone()));
             }
-            // The best format so far is already on the device; any other is built for the
-            // group, kept if one of its launches wins, freed otherwise.
-            let fresh = if key == best.format_key() {
-                None
-            } else {
-                formats += 1;
-                Some(build_and_upload(dev, stream, req, group[0])?)
-            };
-            let on = fresh.as_ref().unwrap_or(&best_on);
-            let mut winner = None;
-            for p in group {
-                let ms = timer.time(stream, || run(on, p))?;
-                crate::methods::log_tuning("brc", &p, ms);
-                if ms < best_ms * (1.0 - MIN_GAIN) {
-                    best_ms = ms;
-                    winner = Some(p);
-                }
-            }
-            if let Some(p) = winner {
-                best = p;
-                if let Some(on) = fresh {
-                    best_on = on;
-                }
-            }
-        }
-        synchronize(dev, stream)?;
+            last = None;
+            let on = Rc::new(build_and_upload(dev, stream, req, *p)?);
+            formats += 1;
+            last = Some(on.clone());
+            Ok(Some(on))
+        };
+        let picked = pick_fastest(&mut tuner, None, order, build, |on, p, x, y| {
+            on.run(k, dev, *p, stream, T::ONE, x, T::ZERO, y)
+        })?
+        .ok_or_else(|| Error::Internal("BRC tuning had no candidate".into()))?;
+        drop(last);
+        let on = Rc::try_unwrap(picked.ready).map_err(|_| {
+            Error::Internal("BRC tuning kept a second reference to its format".into())
+        })?;
         Ok((
-            best,
-            best_on,
+            picked.cand,
+            on,
             format!(
-                "tuned: {} candidates on {formats} formats timed on the device, best {best_ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms",
+                "tuned: {} candidates on {formats} formats timed on the device, best {:.4} ms vs fixed rule ({}) {:.4} ms",
                 cands.len(),
-                cands[0]
+                picked.ms,
+                cands[0],
+                picked.first_ms
             ),
         ))
     }

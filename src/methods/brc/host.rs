@@ -3,9 +3,9 @@
 
 use super::format::{self, Brc, Variant};
 use super::{params, reference, Params};
-use crate::backend::host::HOST_SM_COUNT;
 use crate::csr::Csr;
 use crate::error::Result;
+use crate::methods::HOST_SM_COUNT;
 use crate::methods::{HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;

@@ -11,14 +11,13 @@
 //! best setting so far is captured).
 
 use crate::backend::cuda::csr::{suffix, GpuCsr};
-use crate::backend::cuda::kernels::{self, KernelSpec};
-use crate::backend::cuda::{
-    is_capturing, launch, synchronize, Device, Event, Function, KernelArgs, Stream,
-};
+use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::{is_capturing, launch, Device, Event, Function, KernelArgs, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
-use crate::methods::csr_vector::params::{self, OnlineTuner, Params, ONLINE_MIN_GAIN};
-use crate::methods::{Scratch, Timer};
+use crate::methods::csr_vector::params::{self, OnlineTuner, Params};
+use crate::methods::gpu::{pick_fastest, Tuner};
+use crate::methods::Request;
 use crate::scalar::Scalar;
 use crate::types::{Tuning, ValueType};
 use std::marker::PhantomData;
@@ -57,7 +56,7 @@ fn load<T: Scalar>(dev: &Device, coops: &[u32]) -> Result<Vec<(u32, Function)>> 
         if out.iter().any(|(k, _)| *k == c) {
             continue;
         }
-        let m = dev.module(&KernelSpec::new(&kernels::CSR_VECTOR, &[c as i64])?)?;
+        let m = dev.module(&KernelSpec::new(&params::KERNELS, &[c as i64])?)?;
         out.push((
             c,
             m.function(&format!("csr_vector_spmv_{}", suffix::<T>()))?,
@@ -115,9 +114,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         dev: &Arc<Device>,
         stream: Stream,
         csr: &GpuCsr<T>,
-        stats: &RowStats,
-        tuning: Tuning,
+        req: &Request<'_, T>,
     ) -> Result<Self> {
+        let (stats, tuning) = (req.stats, req.tuning);
         let fixed = params::fixed_rule(stats, dev.sm_count());
         let rule = format!(
             "Reguly-Giles fixed rule (5.4) for {} SMs: >= {} blocks",
@@ -153,9 +152,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         })
     }
 
-    /// QUICK/EXHAUSTIVE: times every candidate on the matrix with scratch vectors (freed on
-    /// return) and keeps the fastest, unless it beats the fixed rule (candidate 0) by less than
-    /// [`ONLINE_MIN_GAIN`].
+    /// QUICK/EXHAUSTIVE: times every candidate on the matrix ([`pick_fastest`]: the fixed rule,
+    /// candidate 0, is kept unless another is at least
+    /// [`MIN_GAIN`](crate::methods::gpu::MIN_GAIN) faster).
     fn tune(
         dev: &Arc<Device>,
         stream: Stream,
@@ -167,32 +166,23 @@ impl<T: Scalar> CsrVectorGpu<T> {
         if stats.rows == 0 || stats.nnz == 0 {
             return Ok((cands[0], "nothing to time on an empty matrix".into()));
         }
-        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
-        let mut timer = Timer::new(dev)?;
-        let (x, y) = scratch.addrs();
-        let run = |p: Params| move || run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y);
-        let one = timer.time(stream, run(cands[0]))?;
-        timer.calibrate(one);
-        let mut fixed_ms = f64::INFINITY;
-        let (mut best, mut best_ms) = (cands[0], f64::INFINITY);
-        for (i, &p) in cands.iter().enumerate() {
-            let ms = timer.time(stream, run(p))?;
-            crate::methods::log_tuning("csr_vector", &p, ms);
-            if i == 0 {
-                fixed_ms = ms;
-                best_ms = ms;
-            } else if ms < best_ms * (1.0 - ONLINE_MIN_GAIN) {
-                best = p;
-                best_ms = ms;
-            }
-        }
-        synchronize(dev, stream)?;
+        let mut tuner = Tuner::new::<T>(dev, stream, stats.rows, stats.cols, "csr_vector")?;
+        let picked = pick_fastest(
+            &mut tuner,
+            None,
+            cands.iter().copied(),
+            |_| Ok(Some(())),
+            |_, &p, x, y| run(kernels, csr, p, stream, T::ONE, x, T::ZERO, y),
+        )?
+        .ok_or_else(|| Error::Internal("CSR_VECTOR tuning had no candidate".into()))?;
         Ok((
-            best,
+            picked.cand,
             format!(
-                "tuned: {} candidates timed on the device, best {best_ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms",
+                "tuned: {} candidates timed on the device, best {:.4} ms vs fixed rule ({}) {:.4} ms",
                 cands.len(),
-                cands[0]
+                picked.ms,
+                cands[0],
+                picked.first_ms
             ),
         ))
     }

@@ -2,8 +2,8 @@
 #![forbid(unsafe_code)]
 
 use super::{params, reference, Params};
-use crate::backend::host::HOST_SM_COUNT;
 use crate::csr::Csr;
+use crate::methods::HOST_SM_COUNT;
 use crate::methods::{HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
@@ -17,7 +17,7 @@ pub struct CsrVectorHost {
 
 impl CsrVectorHost {
     /// The fixed rule for the paper's device (the host has no SMs to count).
-    pub fn new<T: Scalar>(req: &Request<'_, T>) -> Self {
+    pub fn new<T: Scalar>(req: &Request<'_, T>) -> crate::error::Result<Self> {
         let p = params::fixed_rule(req.stats, HOST_SM_COUNT);
         let mut text = format!(
             "{p} grid={} (Reguly-Giles fixed rule, 5.4; {} blocks min for {} SMs)",
@@ -31,7 +31,7 @@ impl CsrVectorHost {
                 req.tuning
             ));
         }
-        CsrVectorHost { params: p, text }
+        Ok(CsrVectorHost { params: p, text })
     }
 }
 

@@ -6,6 +6,7 @@
 //! repeat that tuning tries; the value type is in the entry point's name (`_f32`/`_f64`).
 #![forbid(unsafe_code)]
 
+use crate::backend::cuda::kernels::KernelFile;
 use crate::csr::RowStats;
 use std::fmt;
 
@@ -162,10 +163,6 @@ pub fn candidates(stats: &RowStats, sm_count: u32, exhaustive: bool) -> Vec<Para
 pub const ONLINE_SAMPLES: u32 = 3;
 /// §6 step 1: a change in time above 5% sends the search to `repeat` (step 3), below to `coop`.
 pub const ONLINE_STEP1_THRESHOLD: f64 = 0.05;
-/// A candidate replaces the best so far only when at least 2% faster, so that noise cannot walk
-/// the search to a setting slower than the fixed rule it started from.
-pub const ONLINE_MIN_GAIN: f64 = 0.02;
-
 /// Where the ONLINE search is (paper §6, steps 1-4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnlinePhase {
@@ -363,7 +360,9 @@ impl OnlineTuner {
     }
 
     fn advance(&mut self, t: f64) {
-        let improved = t < self.best_ms * (1.0 - ONLINE_MIN_GAIN);
+        // The one rule of every tuner: at least MIN_GAIN faster, so that noise cannot walk the
+        // search to a setting slower than the fixed rule it started from.
+        let improved = crate::methods::gpu::tune::improves(t, self.best_ms);
         let tried = self.trial;
         if improved {
             self.best = tried;
@@ -451,6 +450,13 @@ impl OnlineTuner {
         }
     }
 }
+
+/// CSR_VECTOR's kernel file (Reguly & Giles): `COOP` threads per row is compile-time.
+pub const KERNELS: KernelFile = KernelFile {
+    name: "csr_vector.cu",
+    source: include_str!("../../../kernels/csr_vector.cu"),
+    defines: &[("COOP", COOP_VALUES)],
+};
 
 #[cfg(test)]
 mod tests {

@@ -7,17 +7,17 @@
 
 use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
-use crate::backend::cuda::kernels::{self, KernelSpec};
+use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
-    copy_to_host, is_capturing, launch, synchronize, Device, DeviceBuffer, Event, Function,
-    KernelArgs, Stream,
+    copy_to_host, launch, synchronize, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
-use crate::error::Result;
-use crate::methods::{GpuMethod, Request, Scratch, Timer};
+use crate::error::{Error, Result};
+use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
+use crate::methods::{GpuMethod, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Threads per block of the row-start and prescale kernels.
@@ -33,7 +33,7 @@ struct Kernels {
 }
 
 fn load<T: Scalar>(dev: &Device, p: Params) -> Result<Kernels> {
-    let m = dev.module(&KernelSpec::new(&kernels::HOLA, &p.defines())?)?;
+    let m = dev.module(&KernelSpec::new(&params::KERNELS, &p.defines())?)?;
     let s = suffix::<T>();
     Ok(Kernels {
         row_starts: m.function("hola_row_starts")?,
@@ -107,26 +107,16 @@ const CARRY_RING: usize = 4;
 /// then one counter per block, zeroed here (the kernel resets each counter it completes, so
 /// nothing is needed between products). Concurrent products of one matrix (other handles'
 /// streams) must not share a slot: their tickets and partial sums would mix (a row summed
-/// from another product's parts, or never written). Each call takes the next slot and, when
-/// that slot's previous user may still run, waits for it on the device (`cuStreamWaitEvent`),
-/// like BCCOO's workspace ring.
+/// from another product's parts, or never written); the [`SlotRing`] keeps them apart.
 struct Carry {
     buf: DeviceBuffer,
     one: usize,
-    order: Mutex<SlotOrder>,
-}
-
-/// Which slot the next call takes, and per slot an event recorded after its last launch and
-/// the stream of that launch (None: never used).
-struct SlotOrder {
-    next: usize,
-    done: Vec<Event>,
-    used: Vec<Option<Stream>>,
+    ring: SlotRing,
 }
 
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
 /// workspace.
-struct Ready {
+struct OnDevice {
     params: Params,
     kernels: Kernels,
     starts: DeviceBuffer,
@@ -134,7 +124,7 @@ struct Ready {
     blocks: usize,
 }
 
-impl Ready {
+impl OnDevice {
     fn new<T: Scalar>(
         dev: &Arc<Device>,
         stream: Stream,
@@ -151,18 +141,12 @@ impl Ready {
             Some(Carry {
                 buf: DeviceBuffer::zeroed(dev, stream, CARRY_RING * one, "HOLA carry workspace")?,
                 one,
-                order: Mutex::new(SlotOrder {
-                    next: 0,
-                    done: (0..CARRY_RING)
-                        .map(|_| Event::for_ordering(dev))
-                        .collect::<Result<_>>()?,
-                    used: vec![None; CARRY_RING],
-                }),
+                ring: SlotRing::new(dev, CARRY_RING)?,
             })
         } else {
             None
         };
-        Ok(Ready {
+        Ok(OnDevice {
             params: p,
             kernels,
             starts,
@@ -185,25 +169,11 @@ impl Ready {
         y: u64,
     ) -> Result<()> {
         if let Some(w) = &self.work {
-            // This call's carry slot; the lock is held until the slot's event is recorded.
-            let mut order = w.order.lock().unwrap_or_else(|p| p.into_inner());
-            let slot = order.next % CARRY_RING;
-            order.next = order.next.wrapping_add(1);
-            // Not while capturing into a graph: an event recorded outside the capture cannot be
-            // waited on inside it (the graph keeps the slot it was captured with).
-            let capturing = is_capturing(csr.device(), stream)?;
-            // The previous user on this same stream is ordered already: no wait.
-            if !capturing && order.used[slot].is_some_and(|s| !s.same_queue(stream)) {
-                order.done[slot].wait_on(stream)?;
-            }
-            let carry = w.buf.addr() + (slot * w.one) as u64;
-            let count = carry + (2 * self.blocks * std::mem::size_of::<T>()) as u64;
-            let launched = self.core(csr, stream, alpha, x, beta, y, carry, count);
-            if !capturing {
-                order.done[slot].record(stream)?;
-                order.used[slot] = Some(stream);
-            }
-            return launched;
+            return w.ring.run(csr.device(), stream, 0, |slot| {
+                let carry = w.buf.addr() + (slot * w.one) as u64;
+                let count = carry + (2 * self.blocks * std::mem::size_of::<T>()) as u64;
+                self.core(csr, stream, alpha, x, beta, y, carry, count)
+            });
         }
         let (rp, _, _) = csr.arrays();
         if self.work.is_none() && self.blocks > 1 && beta != T::ONE {
@@ -326,7 +296,7 @@ impl Ready {
 
 /// HOLA ready to run on a device.
 pub struct HolaGpu<T> {
-    ready: Ready,
+    ready: OnDevice,
     text: String,
     _t: PhantomData<T>,
 }
@@ -359,7 +329,7 @@ impl<T: Scalar> HolaGpu<T> {
                 load::<T>(dev, fixed)?;
                 let ev = (Event::new(dev)?, Event::new(dev)?);
                 let t0 = Instant::now();
-                let r = Ready::new(dev, stream, csr, fixed, Some(&ev))?;
+                let r = OnDevice::new(dev, stream, csr, fixed, Some(&ev))?;
                 synchronize(dev, stream)?;
                 let wall_us = t0.elapsed().as_secs_f64() * 1e6;
                 let gpu_us = ev.1.elapsed_ms(&ev.0)? * 1e3;
@@ -384,57 +354,41 @@ impl<T: Scalar> HolaGpu<T> {
         })
     }
 
-    /// QUICK/EXHAUSTIVE: each candidate with its own row starts, timed with scratch vectors;
-    /// the fastest is kept unless it beats the fixed rule (candidate 0) by less than 2%.
+    /// QUICK/EXHAUSTIVE: each candidate with its own row starts, timed on the matrix
+    /// ([`pick_fastest`]: the fixed rule, candidate 0, is kept unless another is at least
+    /// [`MIN_GAIN`](crate::methods::gpu::MIN_GAIN) faster).
     fn tune(
         dev: &Arc<Device>,
         stream: Stream,
         csr: &GpuCsr<T>,
         req: &Request<'_, T>,
         cands: &[Params],
-    ) -> Result<(Ready, String)> {
+    ) -> Result<(OnDevice, String)> {
         let stats = req.stats;
-        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
-        let (x, y) = scratch.addrs();
-        let mut timer = Timer::new(dev)?;
-        let mut best: Option<(Ready, f64)> = None;
-        let mut fixed_ms = f64::INFINITY;
-        let mut all = String::new();
-        for (i, &p) in cands.iter().enumerate() {
-            let r = Ready::new(dev, stream, csr, p, None)?;
-            let mut run = || r.spmv(csr, stream, T::ONE, x, T::ZERO, y);
-            if i == 0 {
-                let one = timer.time(stream, &mut run)?;
-                timer.calibrate(one);
-            }
-            let ms = timer.time(stream, run)?;
-            crate::methods::log_tuning("hola", &p, ms);
-            all.push_str(&format!(
-                " {}/{}/{}={ms:.4}",
-                p.threads, p.npt, p.sort as u8
-            ));
-            if i == 0 {
-                fixed_ms = ms;
-            }
-            let better = match &best {
-                None => true,
-                Some((_, b)) => {
-                    ms < b * (1.0 - crate::methods::csr_vector::params::ONLINE_MIN_GAIN)
-                }
-            };
-            if better {
-                best = Some((r, ms));
-            }
-        }
-        synchronize(dev, stream)?;
-        let (r, ms) = best.expect("at least the fixed rule is a candidate");
+        let mut tuner = Tuner::new::<T>(dev, stream, stats.rows, stats.cols, "hola")?;
+        let picked = pick_fastest(
+            &mut tuner,
+            None,
+            cands.iter().copied(),
+            |&p| OnDevice::new(dev, stream, csr, p, None).map(Some),
+            |r, _, x, y| r.spmv(csr, stream, T::ONE, x, T::ZERO, y),
+        )?
+        .ok_or_else(|| Error::Internal("HOLA tuning had no candidate".into()))?;
+        let all: String = picked
+            .timings
+            .iter()
+            .map(|(p, ms)| format!(" {}/{}/{}={ms:.4}", p.threads, p.npt, p.sort as u8))
+            .collect();
+        let r = picked.ready;
         let text = format!(
-            "{} blocks={}{} (tuned: {} candidates timed, best {ms:.4} ms vs fixed rule ({}) {fixed_ms:.4} ms; threads/npt/sort=ms:{all})",
+            "{} blocks={}{} (tuned: {} candidates timed, best {:.4} ms vs fixed rule ({}) {:.4} ms; threads/npt/sort=ms:{all})",
             r.params,
             r.blocks,
             if r.work.is_some() { " carry" } else { "" },
             cands.len(),
-            cands[0]
+            picked.ms,
+            cands[0],
+            picked.first_ms
         );
         Ok((r, text))
     }

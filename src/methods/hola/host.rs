@@ -17,7 +17,7 @@ pub struct HolaHost {
 
 impl HolaHost {
     /// The fixed rule's layout and its row starts (Alg. 2 on the host).
-    pub fn new<T: Scalar>(req: &Request<'_, T>) -> Self {
+    pub fn new<T: Scalar>(req: &Request<'_, T>) -> crate::error::Result<Self> {
         let p = params::fixed_rule(req.stats);
         let starts = format::row_starts(req.csr.row_ptr(), p.npb());
         let mut text = format!("{p} blocks={} (fixed rule, 3.1)", starts.len() - 1);
@@ -27,18 +27,18 @@ impl HolaHost {
                 req.tuning
             ));
         }
-        HolaHost {
+        Ok(HolaHost {
             params: p,
             starts,
             text,
-        }
+        })
     }
 }
 
 impl<T: Scalar> HostMethod<T> for HolaHost {
     fn spmv(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {
         let lay = reference::Layout::gpu(&self.params);
-        let carry = params::carry_mode(self.starts.len() - 1, crate::backend::host::HOST_SM_COUNT);
+        let carry = params::carry_mode(self.starts.len() - 1, crate::methods::HOST_SM_COUNT);
         reference::spmv(a, &self.starts, lay, carry, alpha, x, beta, y)
     }
 

@@ -3,6 +3,7 @@
 //! rule and the candidate sets of QUICK/EXHAUSTIVE tuning.
 #![forbid(unsafe_code)]
 
+use crate::backend::cuda::kernels::KernelFile;
 use crate::csr::RowStats;
 use std::fmt;
 
@@ -144,6 +145,17 @@ pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {
     }
     out
 }
+
+/// HOLA's kernel file (Steinberger et al.): row starts, prescale, SpMV and SpMVT.
+pub const KERNELS: KernelFile = KernelFile {
+    name: "hola.cu",
+    source: include_str!("../../../kernels/hola.cu"),
+    defines: &[
+        ("THREADS", THREADS_VALUES),
+        ("NPT", NPT_VALUES),
+        ("SORT", SORT_VALUES),
+    ],
+};
 
 #[cfg(test)]
 mod tests {

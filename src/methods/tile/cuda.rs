@@ -16,13 +16,12 @@
 use super::format::{self, Tiled};
 use super::params::{self, TileParams};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
-use crate::backend::cuda::kernels::{self, KernelSpec};
-use crate::backend::cuda::{
-    launch, synchronize, Device, DeviceBuffer, Function, KernelArgs, Stream,
-};
-use crate::error::Result;
+use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
+use crate::error::{Error, Result};
+use crate::methods::gpu::{pick_fastest, Tuner};
 use crate::methods::hola::cuda::HolaGpu;
-use crate::methods::{csr_vector, GpuMethod, Request, Scratch, Timer};
+use crate::methods::{GpuMethod, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -32,8 +31,6 @@ use std::sync::Arc;
 const WARPS: u32 = 4;
 /// Threads per CTA of `tile_prescale`.
 const ROW_BLOCK: u32 = 256;
-/// A candidate replaces the fixed rule only when at least 2% faster (noise).
-const MIN_GAIN: f64 = 0.02;
 
 /// The two entry points.
 struct Kernels {
@@ -42,7 +39,7 @@ struct Kernels {
 }
 
 fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
-    let m = dev.module(&KernelSpec::new(&kernels::TILE, &[])?)?;
+    let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
     let s = suffix::<T>();
     Ok(Kernels {
         spmv: m.function(&format!("tile_spmv_{s}"))?,
@@ -92,7 +89,7 @@ impl<T: Scalar> OnDevice<T> {
                     dev,
                     stream,
                     &d.csr,
-                    csr_vector::params::fixed_rule(&stats, dev.sm_count()),
+                    crate::methods::transpose::gpu_launch(&stats, dev.sm_count()),
                 )?;
                 let req = Request {
                     csr: &d.csr,
@@ -359,9 +356,10 @@ impl<T: Scalar> TileGpu<T> {
         })
     }
 
-    /// QUICK/EXHAUSTIVE: builds and times each candidate (scratch vectors, CUDA events) and
-    /// keeps the fastest unless it beats the fixed rule (candidate 0) by less than 2%. Returns
-    /// the format, the choice in a few words and the timings.
+    /// QUICK/EXHAUSTIVE: builds and times each candidate on the matrix ([`pick_fastest`]: the
+    /// fixed rule, candidate 0, is kept unless another is at least
+    /// [`MIN_GAIN`](crate::methods::gpu::MIN_GAIN) faster). Returns the format, the choice in
+    /// a few words and the timings.
     fn tune(
         dev: &Arc<Device>,
         stream: Stream,
@@ -370,44 +368,41 @@ impl<T: Scalar> TileGpu<T> {
         cands: &[TileParams],
     ) -> Result<(OnDevice<T>, String, String)> {
         let stats = req.stats;
-        let first = build_and_upload(dev, stream, req, cands[0])?;
         if stats.rows == 0 || stats.nnz == 0 {
             return Ok((
-                first,
+                build_and_upload(dev, stream, req, cands[0])?,
                 "fixed rule: nothing to time on an empty matrix".into(),
                 String::new(),
             ));
         }
-        let scratch = Scratch::new::<T>(dev, stream, stats.rows, stats.cols)?;
-        let (x, y) = scratch.addrs();
-        let mut timer = Timer::new(dev)?;
-        let run = |on: &OnDevice<T>| on.run(k, dev, stream, T::ONE, x, T::ZERO, y);
-        let one = timer.time(stream, || run(&first))?;
-        timer.calibrate(one);
-        let fixed_ms = timer.time(stream, || run(&first))?;
-        let (mut best, mut best_ms) = (first, fixed_ms);
-        let mut all = String::new();
-        for &p in &cands[1..] {
-            let on = build_and_upload(dev, stream, req, p)?;
-            let ms = timer.time(stream, || run(&on))?;
-            all.push_str(&format!(
-                " {}/{}/{}/{}={ms:.4}",
-                p.te,
-                p.th,
-                p.tbalance,
-                if p.deferred { "D" } else { "-" }
-            ));
-            if ms < best_ms * (1.0 - MIN_GAIN) {
-                best = on;
-                best_ms = ms;
-            }
-        }
-        synchronize(dev, stream)?;
+        let mut tuner = Tuner::new::<T>(dev, stream, stats.rows, stats.cols, "tile")?;
+        let picked = pick_fastest(
+            &mut tuner,
+            None,
+            cands.iter().copied(),
+            |&p| build_and_upload(dev, stream, req, p).map(Some),
+            |on, _, x, y| on.run(k, dev, stream, T::ONE, x, T::ZERO, y),
+        )?
+        .ok_or_else(|| Error::Internal("TILE tuning had no candidate".into()))?;
+        let all: String = picked.timings[1..]
+            .iter()
+            .map(|(p, ms)| {
+                format!(
+                    " {}/{}/{}/{}={ms:.4}",
+                    p.te,
+                    p.th,
+                    p.tbalance,
+                    if p.deferred { "D" } else { "-" }
+                )
+            })
+            .collect();
         Ok((
-            best,
+            picked.ready,
             format!(
-                "tuned: {} candidates timed, best {best_ms:.4} ms vs fixed rule {fixed_ms:.4} ms",
-                cands.len()
+                "tuned: {} candidates timed, best {:.4} ms vs fixed rule {:.4} ms",
+                cands.len(),
+                picked.ms,
+                picked.first_ms
             ),
             format!("te/th/tbalance/deferred=ms:{all}"),
         ))

@@ -421,7 +421,7 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
             stats: &stats,
             tuning: Tuning::None,
             deterministic: false,
-        });
+        })?;
         f.deferred = Some(Deferred { csr, hola });
     }
     debug_assert!(f.value_slot.iter().all(|&s| s != u32::MAX));
