@@ -27,17 +27,8 @@
 //   of each split tile row; beta == 0 writes 0 without reading). Items of unsplit tile rows
 //   use no atomics: the product is bitwise reproducible when no tile row is split.
 //
-// Versions on an H100, f64 (notes/tile.md has the table): a whole warp per tile (v3, the paper's
-// layout: lanes 2r, 2r+1 on row r) was latency-bound (ncu: 57% DRAM throughput on elasticity,
-// 68% of stalls waiting on L1TEX; three dependent round trips per tile, one tile per warp in
-// flight). Half-warp tiles (v6) took the elasticity kernel from 114 to 92 us and stencil27 from
-// 200 to 132 us; the COO scan (v7) brought the small matrices back (bcsstk16 21.6 -> 14.4 us).
-// Tried and dropped: staging each item's values, index bytes and x in shared memory with all
-// loads in flight (56 registers, occupancy 56% -> 39%: elasticity 0.145 -> 0.158 ms); metadata
-// of 16 tiles per half loaded at once plus the next tile's x and row offsets prefetched (small
-// matrices -10%, but 56 registers: stencil27 kernel 132 -> 190 us; capped at 40 or 32
-// registers it spills and is slower still); streaming loads (__ldcs) for values (dense 2000^2
-// 1.66x -> 1.01x in v2).
+// Why half-warp tiles and a segmented scan for COO (the paper's one tile per warp was
+// latency-bound here), with the variants measured and dropped: notes/tile.md, "Versions".
 //
 // Entry points: tile_prescale_<T>, tile_spmv_<T> (blocks of TILE_WARPS warps). No defines:
 // te, th, tbalance and the deferral shape the host-built arrays, nothing compile-time.
@@ -102,11 +93,10 @@ template <typename T>
 __device__ __forceinline__ void
 tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
           const unsigned *__restrict__ item_start, const unsigned *__restrict__ tile_col,
-          const unsigned *__restrict__ tile_nnz, const unsigned char *__restrict__ fmt,
-          const unsigned char *__restrict__ width, const unsigned *__restrict__ val_ptr,
-          const unsigned *__restrict__ idx_ptr, const unsigned char *__restrict__ idx,
-          const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T alpha,
-          T beta) {
+          const unsigned char *__restrict__ fmt, const unsigned char *__restrict__ width,
+          const unsigned *__restrict__ val_ptr, const unsigned *__restrict__ idx_ptr,
+          const unsigned char *__restrict__ idx, const T *__restrict__ val,
+          const T *__restrict__ x, T *__restrict__ y, T alpha, T beta) {
     __shared__ T sx[TILE_WARPS][2][16];
     __shared__ T srows[TILE_WARPS][2][16];
     const int lane = threadIdx.x & 31;
@@ -115,7 +105,6 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
     if (item >= nitems) {
         return; // the whole warp: item is warp-uniform
     }
-    (void)tile_nnz;
     const int r = lane & 15;
     const int h = lane >> 4;
     const unsigned hmask = 0xffffu << (16 * h);
@@ -226,12 +215,12 @@ __device__ __forceinline__ void tile_prescale(int nsplit, int rows,
     extern "C" __global__ void __launch_bounds__(TILE_WARPS * 32) tile_spmv_##S(              \
         int nitems, int rows, int cols, const unsigned *__restrict__ item_row,                 \
         const unsigned *__restrict__ item_start, const unsigned *__restrict__ tile_col,        \
-        const unsigned *__restrict__ tile_nnz, const unsigned char *__restrict__ fmt,          \
-        const unsigned char *__restrict__ width, const unsigned *__restrict__ val_ptr,         \
+        const unsigned char *__restrict__ fmt, const unsigned char *__restrict__ width,        \
+        const unsigned *__restrict__ val_ptr,                                                  \
         const unsigned *__restrict__ idx_ptr, const unsigned char *__restrict__ idx,           \
         const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T alpha,        \
         T beta) {                                                                              \
-        tile_spmv<T>(nitems, rows, cols, item_row, item_start, tile_col, tile_nnz, fmt, width, \
+        tile_spmv<T>(nitems, rows, cols, item_row, item_start, tile_col, fmt, width,           \
                      val_ptr, idx_ptr, idx, val, x, y, alpha, beta);                           \
     }                                                                                          \
     extern "C" __global__ void tile_prescale_##S(int nsplit, int rows,                         \

@@ -2,7 +2,7 @@
 //! sentence that `tessera_last_error()` returns.
 #![forbid(unsafe_code)]
 
-use crate::types::Status;
+use crate::types::{BadValue, Status};
 
 /// An error from any tessera operation: a status and a sentence explaining it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -152,5 +152,11 @@ mod tests {
             let m = e.clone().map_detail(|d| format!("{d}!"));
             assert_eq!((m.status(), m.detail()), (e.status(), "a!"));
         }
+    }
+}
+
+impl From<BadValue> for Error {
+    fn from(e: BadValue) -> Self {
+        Error::InvalidValue(e.0)
     }
 }

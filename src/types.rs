@@ -3,8 +3,20 @@
 #![forbid(unsafe_code)]
 
 use crate::api::types as c;
-use crate::error::Error;
 use std::ffi::CStr;
+
+/// An integer from C or a name that is no value of the enum it was read as; it becomes
+/// `Error::InvalidValue` (`crate::error` converts it), with this sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
 
 macro_rules! c_enum {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident = $value:path => $text:literal),+ $(,)? }) => {
@@ -32,10 +44,10 @@ macro_rules! c_enum {
         }
 
         impl TryFrom<i32> for $name {
-            type Error = Error;
-            fn try_from(v: i32) -> Result<Self, Error> {
+            type Error = BadValue;
+            fn try_from(v: i32) -> Result<Self, BadValue> {
                 $(if v == $value { return Ok($name::$variant); })+
-                Err(Error::InvalidValue(format!(
+                Err(BadValue(format!(
                     concat!($what, " = {} is not a valid value (valid: {})"),
                     v,
                     $name::ALL.iter().map(|v| v.c_name()).collect::<Vec<_>>()
@@ -45,13 +57,13 @@ macro_rules! c_enum {
         }
 
         impl std::str::FromStr for $name {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self, Error> {
+            type Err = BadValue;
+            fn from_str(s: &str) -> Result<Self, BadValue> {
                 $name::ALL
                     .iter()
                     .copied()
                     .find(|v| v.name().eq_ignore_ascii_case(s))
-                    .ok_or_else(|| Error::InvalidValue(format!(
+                    .ok_or_else(|| BadValue(format!(
                         concat!("'{}' is not a valid ", $what, " (valid: {})"),
                         s,
                         $name::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", ")
@@ -251,7 +263,7 @@ mod tests {
 
     #[test]
     fn unknown_enum_values_are_invalid_value_naming_the_valid_ones() {
-        let e = Algorithm::try_from(6).unwrap_err();
+        let e = crate::error::Error::from(Algorithm::try_from(6).unwrap_err());
         assert_eq!(e.status(), Status::InvalidValue);
         assert!(e.detail().contains("algorithm = 6"), "{}", e.detail());
         assert!(
@@ -265,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn c_names_and_numbers_match_the_architecture_page() {
+    fn c_names_and_numbers_match_the_c_constants() {
         assert_eq!(Status::InvalidMatrix as i32, 103);
         assert_eq!(
             Status::InvalidMatrix.c_name(),

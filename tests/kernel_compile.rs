@@ -53,15 +53,17 @@ fn every_kernel_specialisation_compiles_to_cubin_for_sm_80_and_sm_90() {
                     break;
                 };
                 let what = format!("{} for sm_{arch}", spec.label());
-                let failure = match nvrtc::compile_cubin(
+                let failure = match nvrtc::compile(
                     &spec.source(),
                     spec.file_name(),
                     &spec.options(*arch),
                 ) {
-                    Ok(cubin) if cubin.starts_with(b"\x7fELF") => continue,
-                    Ok(cubin) => format!(
+                    // A warning fails the check: kernels compile clean.
+                    Ok(c) if !c.log.is_empty() => format!("{what}: NVRTC warned:\n{}", c.log),
+                    Ok(c) if c.cubin.starts_with(b"\x7fELF") => continue,
+                    Ok(c) => format!(
                         "{what}: the image is not ELF (first bytes {:02x?})",
-                        &cubin[..cubin.len().min(8)]
+                        &c.cubin[..c.cubin.len().min(8)]
                     ),
                     Err(e) => format!("{what}: {e}"),
                 };
@@ -103,6 +105,23 @@ fn a_kernel_that_does_not_compile_is_compile_failed_with_the_nvrtc_log() {
         Err(e) => panic!("expected CompileFailed, got {e:?}"),
         Ok(cubin) => panic!("a broken kernel compiled ({} bytes)", cubin.len()),
     }
+}
+
+#[test]
+fn a_kernel_that_compiles_with_a_warning_shows_the_warning() {
+    if !nvrtc_available() {
+        return;
+    }
+    // An unused variable: NVRTC (cudafe) warns "variable ... was declared but never referenced".
+    let source = "extern \"C\" __global__ void warns(float *y) { int unused_here; y[0] = 1.0f; }\n";
+    let options = vec!["--gpu-architecture=sm_90".to_string()];
+    let c = nvrtc::compile(source, "warning_kernel.cu", &options).expect("it compiles");
+    assert!(c.cubin.starts_with(b"\x7fELF"));
+    assert!(
+        c.log.contains("unused_here") && c.log.contains("warning"),
+        "the warning is not in the log: {:?}",
+        c.log
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! NVRTC: kernels are compiled at run time to CUBIN for the device's own architecture
-//! (ARCHITECTURE §2). The driver JITs PTX only up to the ISA it knows, so tessera never hands it
-//! PTX: it compiles `sm_XY` machine code. This module needs NVRTC alone (no driver, no GPU), so
+//! NVRTC: kernels are compiled at run time to CUBIN for the device's own architecture. The
+//! driver JITs PTX only up to the ISA it knows (CUDA 13.0's driver: ISA 9.0), so tessera never
+//! hands it PTX: it compiles `sm_XY` machine code. This module needs NVRTC alone (no driver, no GPU), so
 //! the CI compile check uses it as it is.
 
 use crate::error::{Error, Result};
@@ -84,8 +84,39 @@ pub fn arch_for(cc: (i32, i32)) -> Result<i32> {
 }
 
 /// Compiles `source` (named `name` in messages) with `options` and returns the CUBIN image.
-/// A compile error is COMPILE_FAILED carrying NVRTC's log.
+/// A compile error is COMPILE_FAILED carrying NVRTC's log; the log of a successful compile
+/// (warnings) is dropped: [`compile`] keeps it.
 pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec<u8>> {
+    compile(source, name, options).map(|c| c.cubin)
+}
+
+/// A successful compile: the CUBIN image and NVRTC's log (empty unless it warned).
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The CUBIN (ELF) image.
+    pub cubin: Vec<u8>,
+    /// NVRTC's log, trimmed: its warnings; empty for a clean compile.
+    pub log: String,
+}
+
+/// NVRTC's log of `prog`, as text.
+fn program_log(prog: ns::nvrtcProgram) -> String {
+    // SAFETY: prog is a live program.
+    unsafe { nr::get_program_log(prog) }
+        .map(|l| {
+            let bytes: Vec<u8> = l
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).trim_end().to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// As [`compile_cubin`], keeping NVRTC's log of a successful compile (the CI compile check
+/// fails on any warning in it).
+pub fn compile(source: &str, name: &str, options: &[String]) -> Result<Compiled> {
     probe()?;
     if let Some(why) = super::fault::hit(super::fault::Fault::Compile) {
         return Err(Error::CompileFailed(format!(
@@ -110,24 +141,14 @@ pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec
     // SAFETY: prog is a live program; options are plain strings.
     let compiled = unsafe { nr::compile_program(prog.0, options) };
     if let Err(e) = compiled {
-        // SAFETY: live program.
-        let log = unsafe { nr::get_program_log(prog.0) }
-            .map(|l| {
-                let bytes: Vec<u8> = l
-                    .iter()
-                    .take_while(|&&c| c != 0)
-                    .map(|&c| c as u8)
-                    .collect();
-                String::from_utf8_lossy(&bytes).into_owned()
-            })
-            .unwrap_or_default();
         return Err(Error::CompileFailed(format!(
             "NVRTC could not compile {name} with {} ({:?}):\n{}",
             options.join(" "),
             e.0,
-            log.trim_end()
+            program_log(prog.0)
         )));
     }
+    let log = program_log(prog.0);
     let mut size = 0usize;
     // SAFETY: compiled program; valid out-pointer.
     unsafe { ns::nvrtcGetCUBINSize(prog.0, &mut size) }
@@ -144,5 +165,5 @@ pub fn compile_cubin(source: &str, name: &str, options: &[String]) -> Result<Vec
     unsafe { ns::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
         .result()
         .map_err(|e| nvrtc_error(e, "nvrtcGetCUBIN"))?;
-    Ok(cubin)
+    Ok(Compiled { cubin, log })
 }

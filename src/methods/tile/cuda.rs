@@ -64,7 +64,6 @@ struct OnDevice<T: Scalar> {
     item_row: DeviceBuffer,
     item_start: DeviceBuffer,
     tile_col: DeviceBuffer,
-    tile_nnz: DeviceBuffer,
     format: DeviceBuffer,
     width: DeviceBuffer,
     val_ptr: DeviceBuffer,
@@ -111,7 +110,6 @@ impl<T: Scalar> OnDevice<T> {
             item_row: up(&f.item_row, "TILE work items")?,
             item_start: up(&f.item_start, "TILE work-item tile ranges")?,
             tile_col: up(&f.tile_col, "TILE tileColIdx")?,
-            tile_nnz: up(&f.tile_nnz, "TILE tileNnz")?,
             format: upb(&f.format, "TILE tile formats")?,
             width: upb(&f.width, "TILE tile widths")?,
             val_ptr: up(&f.val_ptr, "TILE value offsets")?,
@@ -131,7 +129,6 @@ impl<T: Scalar> OnDevice<T> {
             &self.item_row,
             &self.item_start,
             &self.tile_col,
-            &self.tile_nnz,
             &self.format,
             &self.width,
             &self.val_ptr,
@@ -196,7 +193,6 @@ impl<T: Scalar> OnDevice<T> {
                 .push(self.item_row.addr())
                 .push(self.item_start.addr())
                 .push(self.tile_col.addr())
-                .push(self.tile_nnz.addr())
                 .push(self.format.addr())
                 .push(self.width.addr())
                 .push(self.val_ptr.addr())
@@ -208,10 +204,9 @@ impl<T: Scalar> OnDevice<T> {
                 .push(alpha)
                 .push(beta);
             // SAFETY: tile_spmv_<T>(int nitems, int rows, int cols, const unsigned* item_row,
-            // const unsigned* item_start, const unsigned* tile_col, const unsigned* tile_nnz,
-            // const unsigned char* fmt, const unsigned char* width, const unsigned* val_ptr,
-            // const unsigned* idx_ptr, const unsigned char* idx, const T* val, const T* x, T* y,
-            // T alpha, T beta): every array was built by format.rs for this matrix (item ranges
+            // const unsigned* item_start, const unsigned* tile_col, const unsigned char* fmt,
+            // const unsigned char* width, const unsigned* val_ptr, const unsigned* idx_ptr,
+            // const unsigned char* idx, const T* val, const T* x, T* y, T alpha, T beta): every array was built by format.rs for this matrix (item ranges
             // within the tiles, tile offsets within idx/values, tile columns < ceil(cols/16),
             // x read only below cols, y written only below rows); x holds cols and y rows
             // values (checked by the caller); WARPS warps per CTA = TILE_WARPS in tile.cu.

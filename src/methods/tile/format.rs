@@ -4,7 +4,8 @@
 //!
 //! Level 1 (the paper's three arrays): `tile_ptr` (tile rows + 1: first tile of each tile row),
 //! `tile_col` (`tileColIdx`), `tile_nnz` (tiles + 1: offsets of the tiles' non-zero counts;
-//! the CSR tiles take their 17th row offset from it, as the paper does).
+//! the host reference takes a CSR tile's 17th row offset from it, as the paper does; the GPU
+//! kernel takes it from `val_ptr`, so `tile_nnz` is not uploaded).
 //!
 //! Level 2. The paper keeps one set of arrays per format (`csrVal`, `cooVal`, `ellVal`, ...);
 //! we keep one value array and one index-byte array for all tiles, with per-tile offsets
