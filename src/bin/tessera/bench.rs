@@ -98,10 +98,10 @@ fn device_error<T: Scalar>(
     Ok(rel_error(&got, want))
 }
 
-/// The CUDA half of [`run_one`], as BENCHMARKING.md measures: x and y in device memory, y
-/// poisoned with NaN for the checked call; ONLINE tuning may settle first (its calls are the
-/// warm-up); then batches of K back-to-back calls between CUDA events (K so that a batch takes
-/// >= 1 ms), the median over the batches. The product is checked again after timing.
+/// The CUDA half of [`run_one`]: x and y in device memory, y poisoned with NaN for the checked
+/// call; ONLINE tuning may settle first (up to 1000 calls); then [`time_gpu`]'s measure (three
+/// warm-up calls, then the median of at least 7 batches of about 1 ms of back-to-back calls
+/// between CUDA events). The product is checked again after timing.
 fn run_one_gpu<T: Scalar>(
     s: &Setup,
     dev: &std::sync::Arc<tessera::backend::cuda::Device>,
@@ -167,8 +167,9 @@ fn time_gpu(
     tessera::backend::cuda::Timer::new(dev)?.median_ms(stream, 3, batches, call)
 }
 
-/// cuSPARSE's generic SpMV on the same CSR (BENCHMARKING.md's baseline), checked against the
-/// f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
+/// cuSPARSE's generic SpMV (`cusparseSpMV` after `cusparseSpMV_preprocess`) on the same CSR,
+/// the baseline of the speedups (the faster of its algorithms that pass the check), checked
+/// against the f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
 /// failed, max relative error, device bytes).
 fn run_cusparse<T: Scalar>(
     s: &Setup,
@@ -213,12 +214,16 @@ pub(crate) fn run_typed(
     }
 }
 
-/// CSR bytes (BENCHMARKING.md; Reguly & Giles eq. 2 with x read once), beta = 0.
+/// The least memory traffic of one CSR product with beta = 0, which GB/s and % of peak are
+/// computed from: values and column indices (nnz·(val + 4)), row pointers ((rows + 1)·4), x
+/// read once (cols·val) and y written once (rows·val).
 fn csr_floor_bytes(a: &Csr<f64>, val: usize) -> f64 {
     (a.nnz() * (val + 4) + (a.rows() + 1) * 4 + a.cols() * val + a.rows() * val) as f64
 }
 
-/// BENCHMARKING.md's generated suite; `--suite` runs the shared matrices and then these.
+/// The generated half of the benchmark suite: `--suite` runs the shared matrices and then
+/// these. `bench
+/// --suite`'s help lists them too (a test keeps the two alike).
 const SUITE_GENERATED: &[&str] = &[
     "gen:lap3d7:160",
     "gen:stencil27:100",
@@ -654,4 +659,28 @@ fn draw_plot(
             format!("tessera bench — {}", &g[5..g.find(';').unwrap_or(g.len())])
         });
     plot::draw(path, &title, &speedups, &peaks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suite_help_lists_every_generated_matrix() {
+        use clap::CommandFactory;
+        let cli = crate::Cli::command();
+        let bench = cli.find_subcommand("bench").expect("a bench command");
+        let help = bench
+            .get_arguments()
+            .find(|a| a.get_id() == "suite")
+            .and_then(|a| a.get_help())
+            .expect("--suite has help")
+            .to_string();
+        for g in SUITE_GENERATED {
+            assert!(
+                help.contains(&format!("{g},")) || help.contains(&format!("{g})")),
+                "{g}: {help}"
+            );
+        }
+    }
 }

@@ -59,7 +59,7 @@ enum Command {
         specs: Vec<String>,
         #[command(flatten)]
         opts: RunOpts,
-        /// Timed batches per method; the median is reported.
+        /// Timed batches per method (at least 7 on a GPU); the median is reported.
         #[arg(long, default_value_t = 7)]
         repeat: usize,
         /// Also write the table as CSV to this file.
@@ -72,8 +72,8 @@ enum Command {
         /// into this folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
-        /// Run the suite of BENCHMARKING.md: the shared matrices (TESSERA_MATRICES or
-        /// ../shared/matrices) and the large generated ones (gen:lap3d7:160, gen:stencil27:100,
+        /// Run the benchmark suite: every .mtx and .mtx.xz of the shared matrices (TESSERA_MATRICES
+        /// or ../shared/matrices) and the large generated ones (gen:lap3d7:160, gen:stencil27:100,
         /// gen:elasticity:48, gen:dense:2000,2000, gen:powerlaw:20,16,1,
         /// gen:uniform:1000000,16,1, gen:lp:4284,1092610,2600,1,
         /// gen:circuit:1000000,5,4,100000,1, gen:grid2d:725, gen:emptyrows:1000000,16,1), after
@@ -219,7 +219,7 @@ fn rel_error(y: &[f64], r: &[f64]) -> f64 {
     }
 }
 
-/// Tolerance of a checked run, relative to max |ref| (BENCHMARKING.md's error measure):
+/// Tolerance of a checked run, for the error measure max |y - ref| / max |ref| ([`rel_error`]):
 /// 10·eps·sqrt(longest row), times 4 because an entry's rounding error scales with its row's
 /// sum of |a_ij·x_j|, which may exceed max |ref| when terms cancel. Still far below what one
 /// wrong entry gives.
