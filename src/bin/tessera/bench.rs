@@ -425,7 +425,7 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
 }
 
 pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
+    let s = setup(backend, o, "all")?;
     let mut specs: Vec<String> = b.specs.to_vec();
     if b.suite {
         let dir = tessera::io::shared_matrices_dir().ok_or(

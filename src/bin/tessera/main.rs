@@ -36,7 +36,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Size, row statistics, and the method and parameters analyze chooses.
+    /// Size, row statistics, and the method and parameters analyze chooses: AUTO's choice, or
+    /// with --methods each method's parameters.
     Info {
         /// Matrix Market files or gen:NAME:ARGS specs.
         #[arg(required = true)]
@@ -85,9 +86,10 @@ enum Command {
 
 #[derive(Args, Clone)]
 struct RunOpts {
-    /// Methods to run, comma-separated (auto, csr_vector, hola, bccoo, brc, tile, or all).
-    #[arg(long, default_value = "all")]
-    methods: String,
+    /// Methods to run, comma-separated (auto, csr_vector, hola, bccoo, brc, tile, or all: auto
+    /// and every implemented method) [default: all; for info: auto].
+    #[arg(long)]
+    methods: Option<String>,
     /// Value types: f64, f32 or both.
     #[arg(long, default_value = "f64")]
     precision: String,
@@ -146,19 +148,27 @@ fn open_backend(choice: &str) -> Result<Handle, String> {
     Ok(h)
 }
 
-fn setup(backend: &str, o: &RunOpts) -> Result<Setup, String> {
-    let tuning = o.tuning.parse::<Tuning>().map_err(|e| e.to_string())?;
-    let methods = if o.methods == "all" {
+/// Parses the options (`default_methods` where `--methods` is not given) and opens the backend.
+fn setup(backend: &str, o: &RunOpts, default_methods: &str) -> Result<Setup, String> {
+    let tuning = o
+        .tuning
+        .parse::<Tuning>()
+        .map_err(|e| format!("--tuning: {e}"))?;
+    let methods = o.methods.as_deref().unwrap_or(default_methods);
+    let methods = if methods == "all" {
         Algorithm::ALL.to_vec()
     } else {
-        o.methods
+        methods
             .split(',')
-            .map(|m| m.trim().parse::<Algorithm>().map_err(|e| e.to_string()))
+            .map(|m| m.trim().parse::<Algorithm>())
+            .map(|r| r.map_err(|e| format!("--methods: {e}, or all")))
             .collect::<Result<Vec<_>, _>>()?
     };
     let types = match o.precision.as_str() {
         "both" => vec![ValueType::F64, ValueType::F32],
-        p => vec![p.parse::<ValueType>().map_err(|e| e.to_string())?],
+        p => vec![p
+            .parse::<ValueType>()
+            .map_err(|e| format!("--precision: {e}, or both"))?],
     };
     Ok(Setup {
         handle: open_backend(backend)?,
@@ -228,7 +238,9 @@ fn tolerance(eps: f64, max_row: usize) -> f64 {
 }
 
 fn cmd_info(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
+    let s = setup(backend, o, "auto")?;
+    // "auto (f64)", "csr_vector (f32)", ...: one column wide enough for every requested method.
+    let width = s.methods.iter().map(|m| m.name().len()).max().unwrap_or(0) + " (f64)".len();
     for spec in specs {
         let (name, a) = load(spec)?;
         let st = a.stats();
@@ -246,12 +258,19 @@ fn cmd_info(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String
             st.col_spread
         );
         for &vt in &s.types {
-            match run_typed(&s, vt, &a, Algorithm::Auto, None) {
-                Ok(out) => println!(
-                    "  auto ({vt})  {}: {} | {} bytes | analysis {:.3} ms",
-                    out.algorithm, out.params, out.bytes, out.analysis_ms
-                ),
-                Err(e) => println!("  auto ({vt})  failed: {e}"),
+            for &alg in &s.methods {
+                let head = format!("{} ({vt})", alg.name());
+                if alg != Algorithm::Auto && !select::implemented(alg) {
+                    println!("  {head:<width$}  skipped (not implemented yet)");
+                    continue;
+                }
+                match run_typed(&s, vt, &a, alg, None) {
+                    Ok(out) => println!(
+                        "  {head:<width$}  {}: {} | {} bytes | analysis {:.3} ms",
+                        out.algorithm, out.params, out.bytes, out.analysis_ms
+                    ),
+                    Err(e) => println!("  {head:<width$}  failed: {e}"),
+                }
             }
         }
     }
@@ -259,7 +278,7 @@ fn cmd_info(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String
 }
 
 fn cmd_verify(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
+    let s = setup(backend, o, "all")?;
     let mut all_ok = true;
     for spec in specs {
         let (name, a64) = load(spec)?;
@@ -339,7 +358,7 @@ fn verify_typed<T: Scalar>(
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let default = RunOpts {
-        methods: "all".into(),
+        methods: None,
         precision: "f64".into(),
         tuning: "none".into(),
     };
