@@ -288,7 +288,30 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
-fn print_row(r: &BenchRow, peak: Option<f64>) {
+/// Characters of a method's parameters the table shows. The columns before them take 163
+/// characters, so a row (with a matrix name of up to 26) fits a 200-column terminal; the CSV
+/// and `tessera info` keep the whole sentence.
+const TABLE_PARAMS: usize = 37;
+
+/// The table's short form of a parameter sentence: the text before its first `;` or `(` (the
+/// whole text where that is empty), cut to at most `max` characters, at a space where one is
+/// in the second half, with an ellipsis.
+fn short_params(params: &str, max: usize) -> String {
+    let head = params.split([';', '(']).next().unwrap_or("").trim();
+    let head = if head.is_empty() { params.trim() } else { head };
+    if head.chars().count() <= max {
+        return head.to_string();
+    }
+    let cut: String = head.chars().take(max.saturating_sub(1)).collect();
+    let cut = match cut.rfind(' ') {
+        Some(i) if cut[..i].chars().count() >= max / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([' ', ',']))
+}
+
+/// A row of the table, the parameters in their short form.
+fn table_row(r: &BenchRow, peak: Option<f64>) -> String {
     let method = if r.label == "auto" {
         format!("auto:{}", r.chosen)
     } else {
@@ -298,7 +321,7 @@ fn print_row(r: &BenchRow, peak: Option<f64>) {
         (true, Some(t)) => format!("{t:.4}"),
         _ => r.status.clone(),
     };
-    println!(
+    format!(
         "{:<26} {:>9} {:>10} {:<4} {method:<22} {:>11} {ms:>9} {:>9} {:>7} {:>8} {:>7} {:>6} {:>11} {:>9.2e}  {}",
         r.matrix,
         r.rows,
@@ -312,8 +335,20 @@ fn print_row(r: &BenchRow, peak: Option<f64>) {
         opt(r.gbs().zip(peak).map(|(g, p)| 100.0 * g / p), 1),
         r.bytes,
         r.error,
-        r.params
-    );
+        short_params(&r.params, TABLE_PARAMS)
+    )
+}
+
+/// Prints a table row; a row that is not ok also gets its whole parameters or error on stderr,
+/// which the table's short form may cut.
+fn print_row(r: &BenchRow, peak: Option<f64>) {
+    println!("{}", table_row(r, peak));
+    if !r.ok() && short_params(&r.params, TABLE_PARAMS) != r.params.trim() {
+        eprintln!(
+            "  {} {} {} {}: {}",
+            r.matrix, r.vt, r.label, r.status, r.params
+        );
+    }
 }
 
 fn csv_row(r: &BenchRow, peak: Option<f64>) -> String {
@@ -664,6 +699,72 @@ fn draw_plot(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_params_keep_the_head_of_the_sentence() {
+        let csr =
+            "coop=4 repeat=1 block_size=128 grid=54 (Reguly-Giles fixed rule, 5.4; 1500 blocks)";
+        assert_eq!(
+            short_params(csr, 40),
+            "coop=4 repeat=1 block_size=128 grid=54"
+        );
+        let bccoo =
+            "block=1x1 tile=8 flags=u8 col=u16 slices=1 wg=64 s2-cache2xWG (fixed rule); fill 100%";
+        assert_eq!(
+            short_params(bccoo, 40),
+            "block=1x1 tile=8 flags=u8 col=u16…"
+        );
+        let brc = "B1=32 B2=7 rep=1; fixed rule: pure BRC";
+        assert_eq!(short_params(brc, 40), "B1=32 B2=7 rep=1");
+        // No space in the second half: a hard cut; never more than `max` characters.
+        let long = "x".repeat(100);
+        assert_eq!(short_params(&long, 10), format!("{}…", "x".repeat(9)));
+        for max in 1..60 {
+            assert!(short_params(bccoo, max).chars().count() <= max, "{max}");
+        }
+        // Multi-byte text is cut at characters, not bytes.
+        assert_eq!(short_params("αβγδεζηθικ", 5), "αβγδ…");
+        // Empty, and a sentence that opens with its parenthesis.
+        assert_eq!(short_params("", 40), "");
+        assert_eq!(
+            short_params("(libcusparse not found)", 40),
+            "(libcusparse not found)"
+        );
+        assert_eq!(
+            short_params("  threads=256 npt=4  ", 40),
+            "threads=256 npt=4"
+        );
+    }
+
+    #[test]
+    fn a_table_row_fits_200_columns_and_the_csv_keeps_the_whole_sentence() {
+        let params = "B1=32 B2=7 rep=1 block_size=128 hybrid=off padding=1.003 (stored slots 11264 / nnz 11232; ELL 0), blocks=54, split_rows=0, empty_rows=0, atomic (float atomicAdd for split rows: not bitwise reproducible); fixed rule: pure BRC (HYB width 0)";
+        let r = BenchRow {
+            matrix: "gen:uniform:1000000,16,1".into(),
+            rows: 1_000_000,
+            cols: 1_000_000,
+            nnz: 16_000_000,
+            vt: ValueType::F64,
+            label: "brc".into(),
+            chosen: "brc".into(),
+            analysis_ms: Some(123.456),
+            spmv_ms: Some(0.12345),
+            baseline_ms: Some(0.2),
+            bytes: 123_456_789,
+            error: 1.9e-16,
+            status: "ok".into(),
+            params: params.into(),
+            csr_bytes: 2.0e8,
+        };
+        let row = table_row(&r, Some(3000.0));
+        assert!(
+            row.chars().count() <= 200,
+            "{} characters: {row}",
+            row.chars().count()
+        );
+        assert!(row.ends_with("  B1=32 B2=7 rep=1 block_size=128…"), "{row}");
+        assert!(csv_row(&r, Some(3000.0)).ends_with(&format!(",\"{params}\"")));
+    }
 
     #[test]
     fn suite_help_lists_every_generated_matrix() {
