@@ -107,6 +107,74 @@ fn info_prints_statistics_and_the_chosen_parameters() {
 }
 
 #[test]
+fn info_honours_methods() {
+    // gen:dense:20,30 is a matrix AUTO gives CSR_VECTOR: a HOLA line shows --methods was read.
+    let o = tessera(&[
+        "--backend",
+        "host",
+        "info",
+        "gen:dense:20,30",
+        "--methods",
+        "hola",
+        "--precision",
+        "both",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for vt in ["f64", "f32"] {
+        assert!(out.contains(&format!("  hola ({vt})  hola: ")), "{out}");
+    }
+    let method_lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(" (f64) ") || l.contains(" (f32) "))
+        .collect();
+    assert_eq!(method_lines.len(), 2, "one line per value type:\n{out}");
+    assert!(
+        method_lines.iter().all(|l| l.starts_with("  hola (")),
+        "only the method asked for:\n{out}"
+    );
+
+    // all: AUTO, then every implemented method, as bench and verify read it.
+    let o = tessera(&[
+        "--backend",
+        "host",
+        "info",
+        "gen:dense:20,30",
+        "--methods",
+        "all",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(" (f64) ")).collect();
+    assert_eq!(lines.len(), 1 + tessera::select::IMPLEMENTED.len(), "{out}");
+    assert!(lines[0].starts_with("  auto (f64) "), "{out}");
+    for (m, l) in tessera::select::IMPLEMENTED.iter().zip(&lines[1..]) {
+        let head = format!("  {} (f64) ", m.name());
+        let chosen = format!(" {}: ", m.name());
+        assert!(l.starts_with(&head) && l.contains(&chosen), "{m}: {out}");
+    }
+
+    // An unknown name is an error naming the valid ones, before any matrix is loaded.
+    let o = tessera(&[
+        "--backend",
+        "host",
+        "info",
+        "gen:dense:20,30",
+        "--methods",
+        "hola,fastest",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("error: --methods: 'fastest' is not a valid algorithm")
+            && err.contains("hola"),
+        "{err}"
+    );
+    assert!(!err.contains("loaded"), "{err}");
+}
+
+#[test]
 fn bad_input_is_a_clear_error_and_exit_code_2() {
     for args in [
         &["--backend", "host", "info", "gen:nosuch:1"][..],

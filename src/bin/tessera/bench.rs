@@ -1,240 +1,20 @@
-//! `tessera`: information, verification and timing of tessera's SpMV methods on Matrix Market
-//! files or generated matrices. With no arguments it benches a built-in default matrix.
-#![forbid(unsafe_code)]
+//! `tessera bench`: the checked, timed run of one method (host or CUDA), the cuSPARSE baseline
+//! rows, the table, the CSV, the suite, the geometric means and the plot.
 
-#[path = "tessera/plot.rs"]
-mod plot;
-
-use clap::{Args, Parser, Subcommand};
-use std::process::ExitCode;
+use crate::plot;
+use crate::{load, random_x, rel_error, setup, tolerance, RunOpts, Setup, DEFAULT_SPEC};
 use std::time::Instant;
 use tessera::backend::cuda::DeviceVec;
-use tessera::{
-    select, Algorithm, BackendKind, Csr, Handle, Matrix, Operation, Scalar, Tuning, ValueType,
-};
+use tessera::{select, Algorithm, BackendKind, Csr, Matrix, Operation, Scalar, ValueType};
 
-/// The matrix `tessera` with no arguments benches: a 3D 7-point Laplacian on 64^3 (262,144
-/// rows, 1.8M non-zeros) — big enough to measure, small enough for the host backend.
-const DEFAULT_SPEC: &str = "gen:lap3d7:64";
-
-#[derive(Parser)]
-#[command(
-    name = "tessera",
-    version,
-    about = "GPU sparse matrix-vector multiply: information, verification and timing",
-    long_about = "Runs tessera's SpMV methods on Matrix Market files (.mtx, .mtx.xz) or generated matrices (gen:NAME:ARGS).\n\
-Without a subcommand it benches the built-in default matrix (gen:lap3d7:64). It runs on CUDA device 0 when a usable GPU is present, else on the host backend, and says which and why.",
-    after_long_help = generators_help()
-)]
-struct Cli {
-    /// Backend: auto (CUDA if usable, else host), cuda, or host.
-    #[arg(long, global = true, default_value = "auto")]
-    backend: String,
-    #[command(subcommand)]
-    command: Option<Command>,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Size, row statistics, and the method and parameters analyze chooses.
-    Info {
-        /// Matrix Market files or gen:NAME:ARGS specs.
-        #[arg(required = true)]
-        specs: Vec<String>,
-        #[command(flatten)]
-        opts: RunOpts,
-    },
-    /// Checks every method against the f64 host reference (both operations, several alpha/beta,
-    /// NaN in y when beta = 0); exits 1 if any result is off.
-    Verify {
-        /// Matrix Market files or gen:NAME:ARGS specs.
-        #[arg(required = true)]
-        specs: Vec<String>,
-        #[command(flatten)]
-        opts: RunOpts,
-    },
-    /// Times analyze and spmv of every method (after checking its result) and prints a table.
-    Bench {
-        /// Matrix Market files or gen:NAME:ARGS specs (default: gen:lap3d7:64).
-        specs: Vec<String>,
-        #[command(flatten)]
-        opts: RunOpts,
-        /// Timed batches per method; the median is reported.
-        #[arg(long, default_value_t = 7)]
-        repeat: usize,
-        /// Also write the table as CSV to this file.
-        #[arg(long)]
-        csv: Option<std::path::PathBuf>,
-        /// Draw speedup vs cuSPARSE and % of peak into this SVG file.
-        #[arg(long)]
-        plot: Option<std::path::PathBuf>,
-        /// Write bench.csv, bench.svg and command.txt (command, GPU, driver, geometric means)
-        /// into this folder.
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-        /// Run the suite of BENCHMARKING.md: the shared matrices (TESSERA_MATRICES or
-        /// ../shared/matrices) and the large generated ones (gen:lap3d7:160, gen:stencil27:100,
-        /// gen:elasticity:48, gen:dense:2000,2000, gen:powerlaw:20,16,1,
-        /// gen:uniform:1000000,16,1, gen:lp:4284,1092610,2600,1,
-        /// gen:circuit:1000000,5,4,100000,1, gen:grid2d:725, gen:emptyrows:1000000,16,1), after
-        /// any SPECs given.
-        #[arg(long)]
-        suite: bool,
-    },
-}
-
-#[derive(Args, Clone)]
-struct RunOpts {
-    /// Methods to run, comma-separated (auto, csr_vector, hola, bccoo, brc, tile, or all).
-    #[arg(long, default_value = "all")]
-    methods: String,
-    /// Value types: f64, f32 or both.
-    #[arg(long, default_value = "f64")]
-    precision: String,
-    /// Tuning for analyze: none, quick, exhaustive, online.
-    #[arg(long, default_value = "none")]
-    tuning: String,
-}
-
-fn generators_help() -> String {
-    let mut s = String::from("Generated matrices (gen:NAME:ARGS; every argument optional, deterministic from its seed):\n");
-    for g in tessera::io::gen::catalogue() {
-        s += &format!(
-            "  gen:{}:{}\n      {} Default {}. Stands in for: {}.\n",
-            g.name, g.args, g.description, g.default_spec, g.stands_for
-        );
-    }
-    s += "\nEnvironment: TESSERA_BACKEND=host|cuda (tessera_create's backend), TESSERA_MATRICES (folder of the shared matrices),\nTESSERA_DETERMINISTIC=1 (AUTO picks only bitwise-reproducible methods).";
-    s
-}
-
-struct Setup {
-    handle: Handle,
-    tuning: Tuning,
-    methods: Vec<Algorithm>,
-    types: Vec<ValueType>,
-}
-
-fn open_backend(choice: &str) -> Result<Handle, String> {
-    let kind = match choice {
-        "auto" => None,
-        other => Some(other.parse::<BackendKind>().map_err(|e| e.to_string())?),
-    };
-    let result = match kind {
-        Some(k) => Handle::with_backend(k, 0),
-        None => Handle::with_backend(BackendKind::Cuda, 0).or_else(|e| {
-            eprintln!("backend: host (no GPU: {})", e.detail());
-            Handle::with_backend(BackendKind::Host, 0)
-        }),
-    };
-    let h = result.map_err(|e| e.to_string())?;
-    match h.cuda() {
-        Some(dev) => {
-            let (maj, min) = dev.driver_version();
-            let (cc0, cc1) = dev.compute_capability();
-            eprintln!(
-                "backend: cuda (device {}: {}, sm_{cc0}{cc1}, {} SMs, {:.0} GiB, driver CUDA {maj}.{min})",
-                h.device(),
-                dev.name(),
-                dev.sm_count(),
-                dev.total_memory() as f64 / (1u64 << 30) as f64
-            );
-        }
-        None if kind.is_some() => eprintln!("backend: host (as asked)"),
-        None => {}
-    }
-    Ok(h)
-}
-
-fn setup(backend: &str, o: &RunOpts) -> Result<Setup, String> {
-    let tuning = o.tuning.parse::<Tuning>().map_err(|e| e.to_string())?;
-    let methods = if o.methods == "all" {
-        Algorithm::ALL.to_vec()
-    } else {
-        o.methods
-            .split(',')
-            .map(|m| m.trim().parse::<Algorithm>().map_err(|e| e.to_string()))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let types = match o.precision.as_str() {
-        "both" => vec![ValueType::F64, ValueType::F32],
-        p => vec![p.parse::<ValueType>().map_err(|e| e.to_string())?],
-    };
-    Ok(Setup {
-        handle: open_backend(backend)?,
-        tuning,
-        methods,
-        types,
-    })
-}
-
-fn load(spec: &str) -> Result<(String, Csr<f64>), String> {
-    let t = Instant::now();
-    // The reader's and generators' errors name the file or spec themselves.
-    let r = tessera::io::load(spec).map_err(|e| e.to_string())?;
-    eprintln!(
-        "loaded {} ({} x {}, {} non-zeros) in {:.2} s",
-        r.0,
-        r.1.rows(),
-        r.1.cols(),
-        r.1.nnz(),
-        t.elapsed().as_secs_f64()
-    );
-    Ok(r)
-}
-
-/// Deterministic x in [-1, 1), never zero.
-fn random_x(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let v = (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-            if v.abs() < 1e-3 {
-                0.5
-            } else {
-                v
-            }
-        })
-        .collect()
-}
-
-/// max |y - ref| / max |ref| (0/0 = 0; any NaN gives infinity).
-fn rel_error(y: &[f64], r: &[f64]) -> f64 {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (a, b) in y.iter().zip(r) {
-        let d = (a - b).abs();
-        if d.is_nan() {
-            return f64::INFINITY;
-        }
-        num = num.max(d);
-        den = den.max(b.abs());
-    }
-    if num == 0.0 {
-        0.0
-    } else {
-        num / den
-    }
-}
-
-/// Tolerance of a checked run, relative to max |ref| (BENCHMARKING.md's error measure):
-/// 10·eps·sqrt(longest row), times 4 because an entry's rounding error scales with its row's
-/// sum of |a_ij·x_j|, which may exceed max |ref| when terms cancel. Still far below what one
-/// wrong entry gives.
-fn tolerance(eps: f64, max_row: usize) -> f64 {
-    10.0 * eps * ((max_row.max(1)) as f64).sqrt() * 4.0
-}
-
-struct Outcome {
-    algorithm: Algorithm,
-    params: String,
-    analysis_ms: f64,
-    bytes: u64,
-    error: f64,
-    ok: bool,
-    spmv_ms: Option<f64>,
+pub(crate) struct Outcome {
+    pub(crate) algorithm: Algorithm,
+    pub(crate) params: String,
+    pub(crate) analysis_ms: f64,
+    pub(crate) bytes: u64,
+    pub(crate) error: f64,
+    pub(crate) ok: bool,
+    pub(crate) spmv_ms: Option<f64>,
 }
 
 /// Analyzes `a` with `alg`, checks y = A x (beta = 0, y poisoned with NaN) against the f64
@@ -318,10 +98,10 @@ fn device_error<T: Scalar>(
     Ok(rel_error(&got, want))
 }
 
-/// The CUDA half of [`run_one`], as BENCHMARKING.md measures: x and y in device memory, y
-/// poisoned with NaN for the checked call; ONLINE tuning may settle first (its calls are the
-/// warm-up); then batches of K back-to-back calls between CUDA events (K so that a batch takes
-/// >= 1 ms), the median over the batches. The product is checked again after timing.
+/// The CUDA half of [`run_one`]: x and y in device memory, y poisoned with NaN for the checked
+/// call; ONLINE tuning may settle first (up to 1000 calls); then [`time_gpu`]'s measure (three
+/// warm-up calls, then the median of at least 7 batches of about 1 ms of back-to-back calls
+/// between CUDA events). The product is checked again after timing.
 fn run_one_gpu<T: Scalar>(
     s: &Setup,
     dev: &std::sync::Arc<tessera::backend::cuda::Device>,
@@ -387,8 +167,9 @@ fn time_gpu(
     tessera::backend::cuda::Timer::new(dev)?.median_ms(stream, 3, batches, call)
 }
 
-/// cuSPARSE's generic SpMV on the same CSR (BENCHMARKING.md's baseline), checked against the
-/// f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
+/// cuSPARSE's generic SpMV (`cusparseSpMV` after `cusparseSpMV_preprocess`) on the same CSR,
+/// the baseline of the speedups (the faster of its algorithms that pass the check), checked
+/// against the f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
 /// failed, max relative error, device bytes).
 fn run_cusparse<T: Scalar>(
     s: &Setup,
@@ -420,7 +201,7 @@ fn run_cusparse<T: Scalar>(
     Ok((prep_ms, ms, error, op.device_bytes() as u64))
 }
 
-fn run_typed(
+pub(crate) fn run_typed(
     s: &Setup,
     vt: ValueType,
     a: &Csr<f64>,
@@ -433,121 +214,16 @@ fn run_typed(
     }
 }
 
-fn cmd_info(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
-    for spec in specs {
-        let (name, a) = load(spec)?;
-        let st = a.stats();
-        println!("{name}");
-        println!(
-            "  size        {} x {}, {} non-zeros",
-            st.rows, st.cols, st.nnz
-        );
-        println!(
-            "  rows        mean {:.2}, std-dev {:.2}, min {}, max {}, empty {}",
-            st.mean, st.std_dev, st.min, st.max, st.empty_rows
-        );
-        println!(
-            "  col spread  {:.1} (mean first-to-last column distance per row)",
-            st.col_spread
-        );
-        for &vt in &s.types {
-            match run_typed(&s, vt, &a, Algorithm::Auto, None) {
-                Ok(out) => println!(
-                    "  auto ({vt})  {}: {} | {} bytes | analysis {:.3} ms",
-                    out.algorithm, out.params, out.bytes, out.analysis_ms
-                ),
-                Err(e) => println!("  auto ({vt})  failed: {e}"),
-            }
-        }
-    }
-    Ok(true)
-}
-
-fn cmd_verify(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
-    let mut all_ok = true;
-    for spec in specs {
-        let (name, a64) = load(spec)?;
-        for &vt in &s.types {
-            for &alg in &s.methods {
-                if alg != Algorithm::Auto && !select::implemented(alg) {
-                    println!("{name:<28} {vt} {alg:<11} skipped (not implemented yet)");
-                    continue;
-                }
-                let ok = match vt {
-                    ValueType::F32 => verify_typed::<f32>(&s, &a64, alg),
-                    ValueType::F64 => verify_typed::<f64>(&s, &a64, alg),
-                };
-                match ok {
-                    Ok((worst, tol)) => {
-                        let pass = worst <= tol;
-                        all_ok &= pass;
-                        println!(
-                            "{name:<28} {vt} {alg:<11} {} (max rel. error {worst:.2e}, tolerance {tol:.2e})",
-                            if pass { "ok" } else { "FAILED" }
-                        );
-                    }
-                    Err(e) => {
-                        all_ok = false;
-                        println!("{name:<28} {vt} {alg:<11} FAILED: {e}");
-                    }
-                }
-            }
-        }
-    }
-    Ok(all_ok)
-}
-
-/// Both operations, several alpha/beta; returns the worst relative error and the tolerance.
-fn verify_typed<T: Scalar>(
-    s: &Setup,
-    a64: &Csr<f64>,
-    alg: Algorithm,
-) -> Result<(f64, f64), tessera::Error> {
-    let mut m = Matrix::from_csr(&s.handle, a64.convert::<T>());
-    m.analyze(&s.handle, alg, s.tuning)?;
-    let a = m.csr().convert::<f64>();
-    let mut worst = 0.0f64;
-    for op in [Operation::NonTranspose, Operation::Transpose] {
-        let (xl, yl) = m.vector_lengths(op);
-        let x: Vec<T> = random_x(xl, 7).into_iter().map(T::from_f64).collect();
-        let xr: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
-        for (alpha, beta) in [(1.0, 0.0), (-0.5, 2.0), (0.0, 3.0)] {
-            let y0: Vec<T> = random_x(yl, 9).into_iter().map(T::from_f64).collect();
-            let mut y: Vec<T> = if beta == 0.0 {
-                vec![T::from_f64(f64::NAN); yl]
-            } else {
-                y0.clone()
-            };
-            let mut want: Vec<f64> = y0.iter().map(|v| v.to_f64()).collect();
-            a.spmv_f64(op, alpha, &xr, beta, &mut want);
-            m.spmv(
-                &s.handle,
-                op,
-                T::from_f64(alpha),
-                &x,
-                T::from_f64(beta),
-                &mut y,
-            )?;
-            let got: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
-            worst = worst.max(rel_error(&got, &want));
-        }
-    }
-    let longest_col = {
-        let mut c = vec![0usize; a.cols()];
-        a.col_ind().iter().for_each(|&j| c[j as usize] += 1);
-        c.into_iter().max().unwrap_or(0)
-    };
-    Ok((worst, tolerance(T::EPSILON, m.stats().max.max(longest_col))))
-}
-
-/// CSR bytes (BENCHMARKING.md; Reguly & Giles eq. 2 with x read once), beta = 0.
+/// The least memory traffic of one CSR product with beta = 0, which GB/s and % of peak are
+/// computed from: values and column indices (nnz·(val + 4)), row pointers ((rows + 1)·4), x
+/// read once (cols·val) and y written once (rows·val).
 fn csr_floor_bytes(a: &Csr<f64>, val: usize) -> f64 {
     (a.nnz() * (val + 4) + (a.rows() + 1) * 4 + a.cols() * val + a.rows() * val) as f64
 }
 
-/// BENCHMARKING.md's generated suite; `--suite` runs the shared matrices and then these.
+/// The generated half of the benchmark suite: `--suite` runs the shared matrices and then
+/// these. `bench
+/// --suite`'s help lists them too (a test keeps the two alike).
 const SUITE_GENERATED: &[&str] = &[
     "gen:lap3d7:160",
     "gen:stencil27:100",
@@ -562,13 +238,13 @@ const SUITE_GENERATED: &[&str] = &[
 ];
 
 /// What `tessera bench` was asked for beyond the common options.
-struct BenchArgs<'a> {
-    specs: &'a [String],
-    suite: bool,
-    repeat: usize,
-    csv: Option<&'a std::path::Path>,
-    plot: Option<&'a std::path::Path>,
-    out: Option<&'a std::path::Path>,
+pub(crate) struct BenchArgs<'a> {
+    pub(crate) specs: &'a [String],
+    pub(crate) suite: bool,
+    pub(crate) repeat: usize,
+    pub(crate) csv: Option<&'a std::path::Path>,
+    pub(crate) plot: Option<&'a std::path::Path>,
+    pub(crate) out: Option<&'a std::path::Path>,
 }
 
 /// One line of the bench table: a tessera method or a cuSPARSE algorithm on one matrix.
@@ -612,7 +288,30 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
-fn print_row(r: &BenchRow, peak: Option<f64>) {
+/// Characters of a method's parameters the table shows. The columns before them take 163
+/// characters, so a row (with a matrix name of up to 26) fits a 200-column terminal; the CSV
+/// and `tessera info` keep the whole sentence.
+const TABLE_PARAMS: usize = 37;
+
+/// The table's short form of a parameter sentence: the text before its first `;` or `(` (the
+/// whole text where that is empty), cut to at most `max` characters, at a space where one is
+/// in the second half, with an ellipsis.
+fn short_params(params: &str, max: usize) -> String {
+    let head = params.split([';', '(']).next().unwrap_or("").trim();
+    let head = if head.is_empty() { params.trim() } else { head };
+    if head.chars().count() <= max {
+        return head.to_string();
+    }
+    let cut: String = head.chars().take(max.saturating_sub(1)).collect();
+    let cut = match cut.rfind(' ') {
+        Some(i) if cut[..i].chars().count() >= max / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([' ', ',']))
+}
+
+/// A row of the table, the parameters in their short form.
+fn table_row(r: &BenchRow, peak: Option<f64>) -> String {
     let method = if r.label == "auto" {
         format!("auto:{}", r.chosen)
     } else {
@@ -622,7 +321,7 @@ fn print_row(r: &BenchRow, peak: Option<f64>) {
         (true, Some(t)) => format!("{t:.4}"),
         _ => r.status.clone(),
     };
-    println!(
+    format!(
         "{:<26} {:>9} {:>10} {:<4} {method:<22} {:>11} {ms:>9} {:>9} {:>7} {:>8} {:>7} {:>6} {:>11} {:>9.2e}  {}",
         r.matrix,
         r.rows,
@@ -636,8 +335,20 @@ fn print_row(r: &BenchRow, peak: Option<f64>) {
         opt(r.gbs().zip(peak).map(|(g, p)| 100.0 * g / p), 1),
         r.bytes,
         r.error,
-        r.params
-    );
+        short_params(&r.params, TABLE_PARAMS)
+    )
+}
+
+/// Prints a table row; a row that is not ok also gets its whole parameters or error on stderr,
+/// which the table's short form may cut.
+fn print_row(r: &BenchRow, peak: Option<f64>) {
+    println!("{}", table_row(r, peak));
+    if !r.ok() && short_params(&r.params, TABLE_PARAMS) != r.params.trim() {
+        eprintln!(
+            "  {} {} {} {}: {}",
+            r.matrix, r.vt, r.label, r.status, r.params
+        );
+    }
 }
 
 fn csv_row(r: &BenchRow, peak: Option<f64>) -> String {
@@ -748,8 +459,8 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o)?;
+pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
+    let s = setup(backend, o, "all")?;
     let mut specs: Vec<String> = b.specs.to_vec();
     if b.suite {
         let dir = tessera::io::shared_matrices_dir().ok_or(
@@ -982,58 +693,92 @@ fn draw_plot(
     plot::draw(path, &title, &speedups, &peaks)
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let default = RunOpts {
-        methods: "all".into(),
-        precision: "f64".into(),
-        tuning: "none".into(),
-    };
-    let r = match &cli.command {
-        None => cmd_bench(
-            &cli.backend,
-            &BenchArgs {
-                specs: &[],
-                suite: false,
-                repeat: 7,
-                csv: None,
-                plot: None,
-                out: None,
-            },
-            &default,
-        ),
-        Some(Command::Info { specs, opts }) => cmd_info(&cli.backend, specs, opts),
-        Some(Command::Verify { specs, opts }) => cmd_verify(&cli.backend, specs, opts),
-        Some(Command::Bench {
-            specs,
-            opts,
-            repeat,
-            csv,
-            plot,
-            out,
-            suite,
-        }) => cmd_bench(
-            &cli.backend,
-            &BenchArgs {
-                specs,
-                suite: *suite,
-                repeat: *repeat,
-                csv: csv.as_deref(),
-                plot: plot.as_deref(),
-                out: out.as_deref(),
-            },
-            opts,
-        ),
-    };
-    match r {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("some results failed the check against the f64 host reference");
-            ExitCode::FAILURE
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_params_keep_the_head_of_the_sentence() {
+        let csr =
+            "coop=4 repeat=1 block_size=128 grid=54 (Reguly-Giles fixed rule, 5.4; 1500 blocks)";
+        assert_eq!(
+            short_params(csr, 40),
+            "coop=4 repeat=1 block_size=128 grid=54"
+        );
+        let bccoo =
+            "block=1x1 tile=8 flags=u8 col=u16 slices=1 wg=64 s2-cache2xWG (fixed rule); fill 100%";
+        assert_eq!(
+            short_params(bccoo, 40),
+            "block=1x1 tile=8 flags=u8 col=u16…"
+        );
+        let brc = "B1=32 B2=7 rep=1; fixed rule: pure BRC";
+        assert_eq!(short_params(brc, 40), "B1=32 B2=7 rep=1");
+        // No space in the second half: a hard cut; never more than `max` characters.
+        let long = "x".repeat(100);
+        assert_eq!(short_params(&long, 10), format!("{}…", "x".repeat(9)));
+        for max in 1..60 {
+            assert!(short_params(bccoo, max).chars().count() <= max, "{max}");
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
+        // Multi-byte text is cut at characters, not bytes.
+        assert_eq!(short_params("αβγδεζηθικ", 5), "αβγδ…");
+        // Empty, and a sentence that opens with its parenthesis.
+        assert_eq!(short_params("", 40), "");
+        assert_eq!(
+            short_params("(libcusparse not found)", 40),
+            "(libcusparse not found)"
+        );
+        assert_eq!(
+            short_params("  threads=256 npt=4  ", 40),
+            "threads=256 npt=4"
+        );
+    }
+
+    #[test]
+    fn a_table_row_fits_200_columns_and_the_csv_keeps_the_whole_sentence() {
+        let params = "B1=32 B2=7 rep=1 block_size=128 hybrid=off padding=1.003 (stored slots 11264 / nnz 11232; ELL 0), blocks=54, split_rows=0, empty_rows=0, atomic (float atomicAdd for split rows: not bitwise reproducible); fixed rule: pure BRC (HYB width 0)";
+        let r = BenchRow {
+            matrix: "gen:uniform:1000000,16,1".into(),
+            rows: 1_000_000,
+            cols: 1_000_000,
+            nnz: 16_000_000,
+            vt: ValueType::F64,
+            label: "brc".into(),
+            chosen: "brc".into(),
+            analysis_ms: Some(123.456),
+            spmv_ms: Some(0.12345),
+            baseline_ms: Some(0.2),
+            bytes: 123_456_789,
+            error: 1.9e-16,
+            status: "ok".into(),
+            params: params.into(),
+            csr_bytes: 2.0e8,
+        };
+        let row = table_row(&r, Some(3000.0));
+        assert!(
+            row.chars().count() <= 200,
+            "{} characters: {row}",
+            row.chars().count()
+        );
+        assert!(row.ends_with("  B1=32 B2=7 rep=1 block_size=128…"), "{row}");
+        assert!(csv_row(&r, Some(3000.0)).ends_with(&format!(",\"{params}\"")));
+    }
+
+    #[test]
+    fn suite_help_lists_every_generated_matrix() {
+        use clap::CommandFactory;
+        let cli = crate::Cli::command();
+        let bench = cli.find_subcommand("bench").expect("a bench command");
+        let help = bench
+            .get_arguments()
+            .find(|a| a.get_id() == "suite")
+            .and_then(|a| a.get_help())
+            .expect("--suite has help")
+            .to_string();
+        for g in SUITE_GENERATED {
+            assert!(
+                help.contains(&format!("{g},")) || help.contains(&format!("{g})")),
+                "{g}: {help}"
+            );
         }
     }
 }
