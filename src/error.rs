@@ -118,6 +118,12 @@ impl Error {
     }
 }
 
+impl From<BadValue> for Error {
+    fn from(e: BadValue) -> Self {
+        Error::InvalidValue(e.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,11 +158,5 @@ mod tests {
             let m = e.clone().map_detail(|d| format!("{d}!"));
             assert_eq!((m.status(), m.detail()), (e.status(), "a!"));
         }
-    }
-}
-
-impl From<BadValue> for Error {
-    fn from(e: BadValue) -> Self {
-        Error::InvalidValue(e.0)
     }
 }

@@ -53,20 +53,17 @@ fn every_kernel_specialisation_compiles_to_cubin_for_sm_80_and_sm_90() {
                     break;
                 };
                 let what = format!("{} for sm_{arch}", spec.label());
-                let failure = match nvrtc::compile(
-                    &spec.source(),
-                    spec.file_name(),
-                    &spec.options(*arch),
-                ) {
-                    // A warning fails the check: kernels compile clean.
-                    Ok(c) if !c.log.is_empty() => format!("{what}: NVRTC warned:\n{}", c.log),
-                    Ok(c) if c.cubin.starts_with(b"\x7fELF") => continue,
-                    Ok(c) => format!(
-                        "{what}: the image is not ELF (first bytes {:02x?})",
-                        &c.cubin[..c.cubin.len().min(8)]
-                    ),
-                    Err(e) => format!("{what}: {e}"),
-                };
+                let failure =
+                    match nvrtc::compile(&spec.source(), spec.file_name(), &spec.options(*arch)) {
+                        // A warning fails the check: kernels compile clean.
+                        Ok(c) if !c.log.is_empty() => format!("{what}: NVRTC warned:\n{}", c.log),
+                        Ok(c) if c.cubin.starts_with(b"\x7fELF") => continue,
+                        Ok(c) => format!(
+                            "{what}: the image is not ELF (first bytes {:02x?})",
+                            &c.cubin[..c.cubin.len().min(8)]
+                        ),
+                        Err(e) => format!("{what}: {e}"),
+                    };
                 failures.lock().unwrap().push(failure);
             });
         }

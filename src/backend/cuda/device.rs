@@ -8,6 +8,8 @@ use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+/// A CUDA device opened through its primary context, with the properties tessera uses and the
+/// in-memory module cache. Shared (`Arc`) by every handle, matrix and buffer of the device; the
 /// primary context is released when the last of them goes.
 pub struct Device {
     pub(super) ordinal: i32,

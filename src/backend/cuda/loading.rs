@@ -148,9 +148,6 @@ pub(super) fn init() -> Result<()> {
     }
 }
 
-/// A CUDA device opened through its primary context, with the properties tessera uses and the
-/// in-memory module cache. Shared (`Arc`) by every handle, matrix and buffer of the device; the
-
 #[cfg(test)]
 mod tests {
     #[test]

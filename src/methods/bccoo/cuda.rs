@@ -324,7 +324,7 @@ impl OnDevice {
                 args,
             )?
         };
-        let combined = if bccoo_plus {
+        if bccoo_plus {
             let grid = self
                 .rows
                 .div_ceil(COMBINE_BLOCK as usize)
@@ -343,8 +343,7 @@ impl OnDevice {
             unsafe { launch(dev, &k.combine, grid, COMBINE_BLOCK, stream, args) }
         } else {
             Ok(())
-        };
-        combined
+        }
     }
 }
 
