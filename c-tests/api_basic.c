@@ -1,4 +1,5 @@
-/* api_basic.c: correct products through the public C API, written only from ARCHITECTURE.md §1.
+/* api_basic.c: correct products through the public C API, written only from the
+ * header and the README's API section.
  *
  * Host backend (x and y are host pointers). Covers: tessera_create with TESSERA_BACKEND=host and
  * tessera_create_with, a 5x5 matrix with hand-computed products (empty row included), several

@@ -2,7 +2,7 @@
  * by the preprocessor, and they equal what tessera_get_version() reports.
  *
  * Also: the header is self-contained (included first, before any system header), declares the
- * documented type names, and the struct tags of ARCHITECTURE §1 / CONVENTIONS §3
+ * documented type names, and the struct tags of the opaque handles
  * (`struct tessera_matrix_info`, `struct tessera_handle_s *`, `struct tessera_matrix_s *`).
  *
  * Build: cc -std=c99 -Wall -Wextra -Wpedantic -Werror -I include c-tests/header_twice.c -ltessera */

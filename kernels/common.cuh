@@ -1,7 +1,7 @@
 // common.cuh — prepended as text to every kernel file by tessera (src/backend/cuda/kernels.rs)
 // before NVRTC compiles it. NVRTC has no host headers, so this file includes nothing.
 //
-// Conventions (CONVENTIONS.md §9-10): entry points are `extern "C" __global__`, named
+// Conventions: entry points are `extern "C" __global__`, named
 // <method>_<step>_<f32|f64>, and instantiated for both value types by TESSERA_INSTANTIATE from
 // one templated body. Every tunable is a -D define with a default in the kernel file.
 

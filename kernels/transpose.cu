@@ -1,5 +1,5 @@
 // transpose.cu — y += alpha * A^T * x over the CSR arrays with atomics: tessera's default
-// TRANSPOSE path for every method (ARCHITECTURE §2), after Hola-SpMVT (Steinberger et al. 2017,
+// TRANSPOSE path for every method (src/backend/cuda/csr.rs), after Hola-SpMVT (Steinberger et al. 2017,
 // "SpMVT"): each nonzero a_ij contributes alpha * a_ij * x_i to y_j with an atomic add.
 //
 // Work split: like csr_vector.cu — a group of COOP threads per row i (COOP a power of two <= 32),

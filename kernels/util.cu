@@ -1,4 +1,4 @@
-// util.cu — the method-independent kernels (ARCHITECTURE §2):
+// util.cu — the method-independent kernels over CSR (src/backend/cuda/csr.rs launches them):
 //   util_scale_<T>:   y = beta * y, and y = 0 when beta == 0 (never reads y then, so NaN in y
 //                     cannot leak). Used for alpha == 0 and before the atomic transpose.
 //   util_scatter_<T>: the value map: dst[slot[k]] = src[k] for every CSR non-zero k (slot NULL

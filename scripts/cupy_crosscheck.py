@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Cross-check of tessera bench's cuSPARSE baseline (issue 4): CuPy's csr_matrix @ x on a
 uniform random matrix of 10^6 rows with 16 distinct columns per row (f64), timed like
-BENCHMARKING.md (CUDA events around batches of back-to-back calls, median of 7 batches).
+notes/benchmarking.md (CUDA events around batches of back-to-back calls, median of 7 batches).
 `tessera bench gen:uniform:1000000,16,1` reports cuSPARSE on the same shape; the two should be
 within 2x. Runs where CuPy is installed (the GPU machine)."""
 import sys

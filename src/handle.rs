@@ -26,7 +26,7 @@ pub struct Handle {
     cuda: Option<Arc<Device>>,
     stream: usize,
     /// Device vectors (address, bytes) already found device-accessible, newest last.
-    validated: Mutex<Vec<(usize, usize)>>,
+    validated: Mutex<Vec<(u64, usize)>>,
     deterministic: bool,
 }
 
@@ -113,10 +113,7 @@ impl Handle {
         let Some(dev) = &self.cuda else {
             return Ok(());
         };
-        let (ptr, mut seen) = (
-            ptr as usize,
-            self.validated.lock().unwrap_or_else(|p| p.into_inner()),
-        );
+        let mut seen = self.validated.lock().unwrap_or_else(|p| p.into_inner());
         if bytes == 0 || seen.iter().any(|&(p, b)| p == ptr && b >= bytes) {
             return Ok(());
         }

@@ -1,7 +1,8 @@
 //! tessera: GPU sparse matrix-vector multiply with a cuSPARSE-shaped C ABI.
 //!
 //! The safe Rust API is [`Handle`] and [`Matrix`]; the C API in `src/api/` is a thin layer over
-//! it. See `ARCHITECTURE.md` in the shared folder for the design.
+//! it. `ARCHITECTURE.md` at the repository root describes the design: the floors, what each
+//! folder may import, how a product and an analysis flow, and how a new method plugs in.
 
 #![warn(missing_docs)]
 

@@ -347,12 +347,7 @@ impl<T: Scalar> Matrix<T> {
             ));
         };
         let nnz = self.csr.nnz();
-        cuda::check_device_accessible(
-            dev,
-            values as usize,
-            nnz * std::mem::size_of::<T>(),
-            "values",
-        )?;
+        cuda::check_device_accessible(dev, values, nnz * std::mem::size_of::<T>(), "values")?;
         match &self.gpu {
             Some(gpu) => {
                 let stream = handle.cuda_stream();
@@ -365,7 +360,7 @@ impl<T: Scalar> Matrix<T> {
             }
             None => {
                 let mut v = crate::csr::try_vec_filled(nnz, T::ZERO, "values")?;
-                cuda::copy_to_host(dev, handle.cuda_stream(), values as usize, &mut v)?;
+                cuda::copy_to_host(dev, handle.cuda_stream(), values, &mut v)?;
                 self.csr.set_values_from_input(&v)?;
             }
         }

@@ -98,7 +98,7 @@ fn bccoo_products_on_the_host_are_bitwise_reproducible() {
     assert_eq!(runs[0], runs[1]);
 }
 
-/// The suite matrices of BENCHMARKING.md (shared and generated), for the format table.
+/// The suite matrices of notes/benchmarking.md (shared and generated), for the format table.
 const SUITE_GENERATED: &[&str] = &[
     "gen:lap3d7:160",
     "gen:stencil27:100",
@@ -113,7 +113,7 @@ const SUITE_GENERATED: &[&str] = &[
 ];
 
 /// Prints notes/bccoo.md's table: bytes one f64 product moves with BCCOO's fixed rule (for an
-/// H100/H200's 132 SMs) against the CSR floor of BENCHMARKING.md, x and y included, for every
+/// H100/H200's 132 SMs) against the CSR floor of notes/benchmarking.md, x and y included, for every
 /// suite matrix. `cargo test --release --test bccoo_host -- --ignored --nocapture`.
 #[test]
 #[ignore = "prints the format table of notes/bccoo.md (large matrices; run in release)"]

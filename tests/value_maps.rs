@@ -1,4 +1,5 @@
-//! Property tests of every method's value map (ARCHITECTURE §2): on the host backend, for every
+//! Property tests of every method's value map (CSR entry -> slot in the method's own value
+//! array, used by `update_values`): on the host backend, for every
 //! implemented method, f32 and f64, with and without the deterministic variant,
 //! `update_values` with random values gives bitwise the same products (both operations) as
 //! creating and analyzing the matrix afresh with those values. Random patterns include empty

@@ -1,5 +1,5 @@
-//! Every function of the C API (ARCHITECTURE §1). Argument checks follow CONVENTIONS §4:
-//! handle -> out-pointers/descriptors -> enums -> sizes -> quick return on empty -> arrays.
+//! Every function of the C API. Argument checks come in one order (rocSPARSE's): handle ->
+//! out-pointers/descriptors -> enums -> sizes -> quick return on empty -> arrays.
 //! Out-parameters are written only on success. Parameter names follow the header (`A`).
 #![allow(non_snake_case)]
 

@@ -1,4 +1,4 @@
-//! The one guard around every `extern "C"` body (CONVENTIONS §1): `Err` becomes its status and
+//! The one guard around every `extern "C"` body: `Err` becomes its status and
 //! its sentence goes to `tessera_last_error()`; a panic becomes INTERNAL_ERROR with the panic's
 //! text. No panic crosses the C boundary.
 

@@ -238,7 +238,7 @@ impl<T> HostArray<'_, T> {
 fn device_memory(h: &Handle, p: *const c_void) -> Result<Option<(&Arc<Device>, PtrInfo)>> {
     match h.cuda() {
         Some(dev) if !p.is_null() => {
-            let info = cuda::pointer_info(dev, p as usize)?;
+            let info = cuda::pointer_info(dev, p as u64)?;
             Ok(
                 matches!(info.kind, MemKind::Device { .. } | MemKind::Managed)
                     .then_some((dev, info)),
@@ -278,7 +278,7 @@ pub(crate) unsafe fn host_array<'a, T: Copy + Default>(
             )));
         }
         let mut v = try_vec_filled(len, T::default(), name)?;
-        cuda::copy_to_host(dev, h.cuda_stream(), p as usize, &mut v)?;
+        cuda::copy_to_host(dev, h.cuda_stream(), p as u64, &mut v)?;
         return Ok(HostArray::Staged(v));
     }
     // SAFETY: host memory; forwarded contract.

@@ -19,7 +19,7 @@
 //! actually read, and a file declaring more than max(2^26, 8 x stored entries) rows or columns
 //! is refused (`NotSupported`) instead of taking gigabytes for an almost empty matrix.
 //!
-//! Why a hand-written parser (CONVENTIONS.md 17 prefers a crate; these were evaluated):
+//! Why a hand-written parser (a well-kept crate is preferred where one fits; these were evaluated):
 //! `matrix-market-rs` 0.1 reads `general`/`symmetric` only (no skew-symmetric), reports no line
 //! numbers, leaves the symmetric expansion to the caller and declares no SPDX licence; `sprs`
 //! 0.11 does read all the variants, but needs Rust 1.88 (this crate's MSRV is 1.85) and brings

@@ -122,7 +122,7 @@ pub trait GpuMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
 /// The host backend has no SMs; the fixed rules that scale with the SM count use the device of
 /// the CSR-vector paper (Reguly & Giles: a Tesla C2070 with 14 SMs), so host parameters read like
 /// the paper's.
-pub const HOST_SM_COUNT: u32 = 14;
+pub(crate) const HOST_SM_COUNT: u32 = 14;
 
 /// The one list of methods: each line names the [`Algorithm`], the method's folder, its kernel
 /// file (a `KernelFile` in its `params.rs`), and the types that build its host and GPU forms.

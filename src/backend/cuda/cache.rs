@@ -1,4 +1,4 @@
-//! The on-disk module cache (ARCHITECTURE §2): compiled CUBIN images under
+//! The on-disk module cache: compiled CUBIN images under
 //! `$TESSERA_CACHE_DIR`, else `$XDG_CACHE_HOME/tessera`, else `~/.cache/tessera`, one file per
 //! key, where the key is the SHA-256 of source, options, architecture and NVRTC version.
 //!

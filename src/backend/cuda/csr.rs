@@ -281,7 +281,7 @@ impl<T: Scalar> GpuCsr<T> {
                 self.nnz
             )));
         }
-        super::copy_to_device(&self.dev, stream, csr_values, self.values.addr() as usize)
+        super::copy_to_device(&self.dev, stream, csr_values, self.values.addr())
     }
 
     /// The device's values in CSR order (waits for work on `stream`).
@@ -293,6 +293,6 @@ impl<T: Scalar> GpuCsr<T> {
                 self.nnz
             )));
         }
-        super::copy_to_host(&self.dev, stream, self.values.addr() as usize, dst)
+        super::copy_to_host(&self.dev, stream, self.values.addr(), dst)
     }
 }

@@ -244,7 +244,7 @@ impl Device {
         Ok(module)
     }
 
-    /// Checks a launch configuration against this device's limits (CONVENTIONS §7).
+    /// Checks a launch configuration against this device's limits (before every launch).
     pub(super) fn check_launch(&self, what: &str, grid: usize, block: u32) -> Result<()> {
         if grid == 0 || grid > self.max_grid_x as usize {
             return Err(Error::NotSupported(format!(

@@ -44,7 +44,7 @@ impl KernelArgs {
     }
 }
 
-/// Launches `f` with `grid` blocks of `block` threads on `stream` (CONVENTIONS §7: the
+/// Launches `f` with `grid` blocks of `block` threads on `stream` (the
 /// configuration is checked against the device's limits first).
 ///
 /// # Safety

@@ -100,7 +100,7 @@ pub fn probe_libraries() -> Result<()> {
 
 /// Turns a driver error into tessera's error: out of memory is ALLOC_FAILED, a missing or
 /// unusable device NO_DEVICE, a missing binary ARCH_MISMATCH, everything else EXECUTION_FAILED
-/// with the driver's name for it (CONVENTIONS §8).
+/// with the driver's name for it (never swallowed).
 pub(crate) fn driver_error(e: DriverError, what: &str) -> Error {
     use sys::CUresult as R;
     let name = e

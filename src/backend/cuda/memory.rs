@@ -40,7 +40,7 @@ pub struct PtrInfo {
 }
 
 /// Asks the driver what `ptr` is (`cuPointerGetAttributes`). Memory CUDA does not know is Host.
-pub fn pointer_info(dev: &Device, ptr: usize) -> Result<PtrInfo> {
+pub fn pointer_info(dev: &Device, ptr: u64) -> Result<PtrInfo> {
     let _g = dev.enter()?;
     use sys::CUpointer_attribute as P;
     let mut attrs = [
@@ -90,7 +90,7 @@ pub fn pointer_info(dev: &Device, ptr: usize) -> Result<PtrInfo> {
 /// Checks that the device can read/write `bytes` at `ptr` (argument `name`): device memory of
 /// this device, managed memory, or mapped pinned host memory; a plain host pointer is
 /// INVALID_POINTER (it would fault the GPU).
-pub fn check_device_accessible(dev: &Device, ptr: usize, bytes: usize, name: &str) -> Result<()> {
+pub fn check_device_accessible(dev: &Device, ptr: u64, bytes: usize, name: &str) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
@@ -124,12 +124,7 @@ pub fn check_device_accessible(dev: &Device, ptr: usize, bytes: usize, name: &st
 
 /// Copies `dst.len()` elements from device-readable memory at `src` to the host, ordered on
 /// `stream`, and waits for the copy.
-pub fn copy_to_host<T: Copy>(
-    dev: &Device,
-    stream: Stream,
-    src: usize,
-    dst: &mut [T],
-) -> Result<()> {
+pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [T]) -> Result<()> {
     let bytes = std::mem::size_of_val(dst);
     if bytes == 0 {
         return Ok(());
@@ -153,7 +148,7 @@ pub fn copy_to_host<T: Copy>(
 
 /// Copies `src` from the host to device memory at `dst`, ordered on `stream`, and waits (so
 /// `src` may be freed at once).
-pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: usize) -> Result<()> {
+pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: u64) -> Result<()> {
     let bytes = std::mem::size_of_val(src);
     if bytes == 0 {
         return Ok(());
@@ -225,7 +220,7 @@ impl DeviceBuffer {
         what: &str,
     ) -> Result<DeviceBuffer> {
         let b = DeviceBuffer::alloc(dev, std::mem::size_of_val(src), what)?;
-        copy_to_device(dev, stream, src, b.ptr as usize)?;
+        copy_to_device(dev, stream, src, b.ptr)?;
         Ok(b)
     }
 
@@ -311,7 +306,7 @@ impl<T: Copy + Default> DeviceVec<T> {
     /// The vector's values, copied to the host after all work on `stream`.
     pub fn to_vec(&self, stream: Stream) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len];
-        copy_to_host(&self.buf.dev, stream, self.buf.ptr as usize, &mut v)?;
+        copy_to_host(&self.buf.dev, stream, self.buf.ptr, &mut v)?;
         Ok(v)
     }
 
@@ -324,7 +319,7 @@ impl<T: Copy + Default> DeviceVec<T> {
                 self.len
             )));
         }
-        copy_to_device(&self.buf.dev, Stream(0), src, self.buf.ptr as usize)
+        copy_to_device(&self.buf.dev, Stream(0), src, self.buf.ptr)
     }
 
     /// Elements.

@@ -10,7 +10,7 @@
 //! `host.rs`: the host backend. `cuda.rs`: upload, tuning with CUDA events, launches
 //! (`kernels/bccoo.cu`).
 
-// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+// A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;

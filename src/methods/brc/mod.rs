@@ -6,7 +6,7 @@
 //! a per-row reduction). B2 by Eq. 3, thread coarsening when sigma > mu (§3.3), the ELL+BRC
 //! hybrid of §5/§8, and the bounded 24-point search for QUICK/EXHAUSTIVE tuning.
 
-// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+// A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;

@@ -2,7 +2,7 @@
 //! threads share a row, each thread group handles `repeat` rows, `block_size` threads per block.
 //! The format is the CSR itself (no conversion); `value_slot` is the identity.
 
-// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+// A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;

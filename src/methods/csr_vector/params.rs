@@ -93,9 +93,9 @@ pub fn min_blocks(sm_count: u32) -> usize {
 /// `coop` from the mean row length (§5.4 rule 2).
 ///
 /// The paper says "the smallest power of two which is larger than the square root of the average
-/// row length"; ARCHITECTURE.md fixes it as the next power of two >= sqrt(mean), which differs
-/// only when sqrt(mean) is itself a power of two (mean 16 -> 4, not 8). We follow
-/// ARCHITECTURE.md; ONLINE/QUICK tuning try the doubled value anyway. Capped at the warp size.
+/// row length"; tessera takes the next power of two >= sqrt(mean) (its first design fixed it
+/// so), which differs only when sqrt(mean) is itself a power of two (mean 16 -> 4, not 8).
+/// ONLINE/QUICK tuning try the doubled value anyway. Capped at the warp size.
 pub fn coop_for_mean(mean: f64) -> u32 {
     let r = mean.max(1.0).sqrt();
     let mut c = 1u32;

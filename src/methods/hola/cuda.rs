@@ -96,7 +96,7 @@ pub fn row_starts_on_device<T: Scalar>(
     let k = load::<T>(dev, p)?;
     let starts = build_starts(dev, stream, csr, &k, p, None)?;
     let mut out = vec![0i32; p.blocks(csr.nnz()) + 1];
-    copy_to_host(dev, stream, starts.addr() as usize, &mut out)?;
+    copy_to_host(dev, stream, starts.addr(), &mut out)?;
     Ok(out)
 }
 

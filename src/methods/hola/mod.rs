@@ -5,7 +5,7 @@
 //! empty rows take the special paths of §3.3; TRANSPOSE is Hola-SpMVT (§3.4). Rows shared
 //! between blocks are combined with float atomics: the product is not bitwise reproducible.
 
-// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+// A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;

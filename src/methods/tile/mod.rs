@@ -6,7 +6,7 @@
 //! atomics (§III.D). TileSpMV_DeferredCOO moves the COO tiles and HYB's COO parts into a
 //! separate CSR matrix computed by tessera's HOLA in the same product (the paper used CSR5).
 
-// CONVENTIONS §6: a method's cuda.rs is one of the places `unsafe` may live (kernel launches).
+// A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
 pub mod format;
