@@ -13,6 +13,8 @@
 //! recorded outside a capture cannot be waited on inside it, and the graph keeps the slot it was
 //! captured with.
 
+#![forbid(unsafe_code)]
+
 use crate::backend::cuda::{is_capturing, Device, Event, Stream};
 use crate::error::Result;
 use std::sync::{Arc, Mutex};

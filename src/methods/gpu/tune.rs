@@ -7,6 +7,8 @@
 //! about 1% on an H100 with batches of 0.2 ms; the margin keeps a tuner from trading a
 //! well-understood rule for a candidate that only won the noise.
 
+#![forbid(unsafe_code)]
+
 use crate::backend::cuda::{synchronize, Device, DeviceBuffer, Stream, Timer};
 use crate::error::Result;
 use crate::scalar::Scalar;
