@@ -71,8 +71,7 @@ pub fn pointer_info(dev: &Device, ptr: u64) -> Result<PtrInfo> {
     let managed = vals[1] as u32 != 0;
     let ordinal = vals[2] as u32 as i32;
     let (start, size) = (vals[3], vals[4]);
-    let bytes_left = (size > 0 && ptr >= start && ptr < start + size)
-        .then(|| start + size - ptr);
+    let bytes_left = (size > 0 && ptr >= start && ptr < start + size).then(|| start + size - ptr);
     let kind = if managed {
         MemKind::Managed
     } else if mem_type == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
