@@ -4,9 +4,10 @@
 //! its host and GPU forms are built), the value map scatter used by `update_values`, the generic
 //! transpose over CSR, and the GPU toolkit the methods share ([`gpu`]).
 //!
-//! Adding a method: a folder with `params.rs` (its tunables and its kernel file), `format.rs`,
-//! `reference.rs`, `host.rs` (a [`HostMethod`]) and `cuda.rs` (a [`GpuMethod`]); a `.cu` file
-//! under `kernels/`; its value in the C enum `Algorithm`; and one line in the list below.
+//! Adding a method: a folder with `kernel.rs` (its kernel file), `params.rs` (its tunables),
+//! `format.rs`, `reference.rs`, `host.rs` (a [`HostMethod`]) and `cuda.rs` (a [`GpuMethod`]);
+//! a `.cu` file under `kernels/`; its value in the C enum `Algorithm`; and one line in
+//! `list.rs`.
 // `deny`, not `forbid`: each method's `cuda.rs` opts back in (unsafe lives only in the API layer
 // and CUDA code); format.rs, reference.rs and params.rs forbid it themselves.
 #![deny(unsafe_code)]
@@ -124,8 +125,9 @@ pub trait GpuMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
 /// the paper's.
 pub(crate) const HOST_SM_COUNT: u32 = 14;
 
-/// The one list of methods: each line names the [`Algorithm`], the method's folder, its kernel
-/// file (a `KernelFile` in its `params.rs`), and the types that build its host and GPU forms.
+/// The one list of methods (`list.rs`): each line names the [`Algorithm`], the method's
+/// folder (whose `kernel.rs` declares its kernel file), and the types that build its host and
+/// GPU forms.
 /// It makes [`IMPLEMENTED`], [`KERNEL_FILES`], [`prepare_host`] and [`prepare_gpu`].
 macro_rules! methods {
     ($($alg:ident => $folder:ident, $host:ident, $gpu:ident;)*) => {
@@ -136,7 +138,7 @@ macro_rules! methods {
         /// product, y scaling and the value-map scatter). The CI compile check compiles every
         /// specialisation of each; `TESSERA_KERNELS_DIR` may replace any of them.
         pub const KERNEL_FILES: &[&KernelFile] =
-            &[$(&$folder::params::KERNELS,)* &kernels::TRANSPOSE, &kernels::UTIL];
+            &[$(&$folder::kernel::KERNELS,)* &kernels::TRANSPOSE, &kernels::UTIL];
 
         /// Builds `alg`'s host format (the host backend). `alg` is a concrete method, not AUTO.
         pub fn prepare_host<T: Scalar>(
@@ -166,13 +168,9 @@ macro_rules! methods {
     };
 }
 
-methods! {
-    CsrVector => csr_vector, CsrVectorHost, CsrVectorGpu;
-    Hola => hola, HolaHost, HolaGpu;
-    Bccoo => bccoo, BccooHost, BccooGpu;
-    Brc => brc, BrcHost, BrcGpu;
-    Tile => tile, TileHost, TileGpu;
-}
+// The list itself, in a file of its own: `build.rs` reads it too, to build every method's
+// kernels into the library.
+include!("list.rs");
 
 /// True for methods this build can run.
 pub fn implemented(alg: Algorithm) -> bool {

@@ -1,7 +1,7 @@
 //! The device (its primary context and properties), compiled modules and their entry points.
 
-use super::loading::{check, driver_error, init, probe_libraries};
-use super::{cache, fault, kernels, nvrtc};
+use super::loading::{check, driver_error, init, probe_driver};
+use super::{builtin, cache, fault, kernels, nvrtc};
 use crate::error::{Error, Result};
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys;
@@ -73,7 +73,7 @@ impl Device {
     /// Opens device `ordinal` (shared with other handles of the same device in this process).
     pub fn open(ordinal: i32) -> Result<Arc<Device>> {
         static OPEN: Mutex<Vec<(i32, Weak<Device>)>> = Mutex::new(Vec::new());
-        probe_libraries()?;
+        probe_driver()?;
         init()?;
         let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
         open.retain(|(_, w)| w.strong_count() > 0);
@@ -85,6 +85,10 @@ impl Device {
             return Ok(d);
         }
         let d = Arc::new(Device::open_new(ordinal)?);
+        // NVRTC is needed only where no built-in kernel runs on this device.
+        if d.builtin_arch().is_none() {
+            nvrtc::probe()?;
+        }
         open.push((ordinal, Arc::downgrade(&d)));
         Ok(d)
     }
@@ -196,16 +200,40 @@ impl Device {
         Ok((free, total))
     }
 
-    /// The module for `spec`, compiled for this device: from memory, else from the disk cache,
-    /// else compiled with NVRTC (and written to the disk cache).
+    /// The architecture of the built-in kernels this device loads, or `None` when it compiles
+    /// at run time: no kernel built in runs on it, or `TESSERA_BUILTIN_KERNELS=0` is set (for
+    /// compute-sanitizer runs that want source lines: the run-time compiler adds line info).
+    pub fn builtin_arch(&self) -> Option<i32> {
+        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let off = *OFF
+            .get_or_init(|| std::env::var_os("TESSERA_BUILTIN_KERNELS").is_some_and(|v| v == "0"));
+        builtin::arch_for(self.cc).filter(|_| !off)
+    }
+
+    /// The module for `spec` on this device: from memory, else built into the library (when a
+    /// built-in architecture runs here and the kernel text is the embedded one), else from the
+    /// disk cache, else compiled with NVRTC (and written to the disk cache).
     pub(crate) fn module(&self, spec: &kernels::KernelSpec) -> Result<Arc<Module>> {
-        let arch = nvrtc::arch_for(self.cc)?;
         let source = spec.source();
+        // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
+        let bypass = fault::bypass_module_cache();
+        if let Some(arch) = self.builtin_arch().filter(|_| !bypass) {
+            let key = cache::key(&source, &[], arch, builtin::nvrtc_version());
+            let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(m) = modules.get(&key) {
+                return Ok(m.clone());
+            }
+            if let Some(image) = builtin::image(spec, &source, arch) {
+                let _g = self.enter()?;
+                let module = Arc::new(Module::load(self.ctx, &image)?);
+                modules.insert(key, module.clone());
+                return Ok(module);
+            }
+        }
+        let arch = nvrtc::arch_for(self.cc)?;
         let options = spec.options(arch);
         let key = cache::key(&source, &options, arch, nvrtc::version()?);
         let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
-        let bypass = fault::bypass_module_cache();
         if let Some(m) = modules.get(&key).filter(|_| !bypass) {
             return Ok(m.clone());
         }

@@ -90,12 +90,18 @@ fn try_load(name: &str, symbols: &[&str]) -> std::result::Result<(), String> {
 
 /// Checks that the CUDA driver library and NVRTC can be loaded, naming what is missing.
 pub fn probe_libraries() -> Result<()> {
-    if let Err(why) = try_load("cuda", DRIVER_SYMBOLS) {
-        return Err(Error::NoDevice(format!(
-            "the CUDA driver library libcuda could not be used ({why}); install or update the NVIDIA driver, or set TESSERA_BACKEND=host for the host backend"
-        )));
-    }
+    probe_driver()?;
     nvrtc::probe()
+}
+
+/// Checks that the CUDA driver library can be loaded and has every symbol tessera calls. (NVRTC
+/// is checked when a device needs it: see `Device::open`.)
+pub fn probe_driver() -> Result<()> {
+    try_load("cuda", DRIVER_SYMBOLS).map_err(|why| {
+        Error::NoDevice(format!(
+            "the CUDA driver library libcuda could not be used ({why}); install or update the NVIDIA driver, or set TESSERA_BACKEND=host for the host backend"
+        ))
+    })
 }
 
 /// Turns a driver error into tessera's error: out of memory is ALLOC_FAILED, a missing or

@@ -2,18 +2,22 @@
 //! detection, events and kernel launches, over the CUDA driver API.
 //!
 //! CUDA is loaded, not linked (cudarc with `dynamic-loading`). cudarc panics when a library or a
-//! symbol is missing, so before the first CUDA call [`probe_libraries`] checks, with the very
-//! names cudarc will try, that the driver (`libcuda`) and NVRTC (`libnvrtc`) load, and answers
-//! NO_DEVICE with a sentence naming what is missing. (The C API's guard would still turn a
-//! panic into INTERNAL_ERROR; the probe makes the answer NO_DEVICE and readable.)
+//! symbol is missing, so before the first CUDA call [`probe_driver`] checks, with the very
+//! names cudarc will try, that the driver (`libcuda`) loads, and a device that has no built-in
+//! kernels ([`builtin`]) checks NVRTC (`libnvrtc`) the same way; either answers NO_DEVICE with
+//! a sentence naming what is missing. (The C API's guard would still turn a panic into
+//! INTERNAL_ERROR; the probes make the answer NO_DEVICE and readable.)
 //!
 //! Contexts: every device is used through its *primary* context (`cuDevicePrimaryCtxRetain`),
 //! the one the CUDA runtime uses, so pointers from `cudaMalloc` and streams from
 //! `cudaStreamCreate` work as they are. Each call pushes that context for its duration and pops
 //! it again ([`Device::enter`]), leaving the caller's current context as it was.
 //!
-//! Compiled kernel modules are kept per device context in memory (shared by all handles of the
-//! device, and alive while any handle or matrix of the device is) and on disk (see [`cache`]).
+//! Kernel modules come from the library itself (CUBIN built in at build time, [`builtin`]) or
+//! are compiled by NVRTC and kept on disk ([`cache`]); either way they are kept per device
+//! context in memory (shared by all handles of the device, and alive while any handle or matrix
+//! of the device is).
+pub mod builtin;
 pub mod cache;
 pub mod csr;
 mod device;
@@ -31,7 +35,7 @@ pub use device::{Device, Function, Module};
 pub(crate) use launching::MAX_KERNEL_ARGS;
 pub(crate) use launching::{launch, launch_shared, KernelArgs};
 pub(crate) use loading::check;
-pub use loading::{probe_libraries, DRIVER_SYMBOLS};
+pub use loading::{probe_driver, probe_libraries, DRIVER_SYMBOLS};
 pub use memory::{
     check_device_accessible, copy_to_device, copy_to_host, pointer_info, DeviceBuffer, DeviceVec,
     MemKind, PtrInfo,

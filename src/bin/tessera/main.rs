@@ -17,10 +17,23 @@ use tessera::{
 /// rows, 1.8M non-zeros) — big enough to measure, small enough for the host backend.
 const DEFAULT_SPEC: &str = "gen:lap3d7:64";
 
+/// `tessera --version`: the version, then which GPU architectures have kernels built in.
+fn long_version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        format!(
+            "{}\n{}",
+            env!("CARGO_PKG_VERSION"),
+            tessera::backend::cuda::builtin::summary()
+        )
+    })
+}
+
 #[derive(Parser)]
 #[command(
     name = "tessera",
     version,
+    long_version = long_version(),
     about = "GPU sparse matrix-vector multiply: information, verification and timing",
     long_about = "Runs tessera's SpMV methods on Matrix Market files (.mtx, .mtx.xz) or generated matrices (gen:NAME:ARGS).\n\
 Without a subcommand it benches the built-in default matrix (gen:lap3d7:64). It runs on CUDA device 0 when a usable GPU is present, else on the host backend, and says which and why.",

@@ -16,13 +16,9 @@
 //! later ones at once (see kernels/bccoo.cu), so there is no `intermediate_sums` array to split.
 #![forbid(unsafe_code)]
 
-use crate::backend::cuda::kernels::KernelFile;
+pub use super::kernel::{BH_VALUES, BW_VALUES, KERNELS};
 use std::fmt;
 
-/// Block widths the kernel is built for (Table 1).
-pub const BW_VALUES: &[i64] = &[1, 2, 4];
-/// Block heights the kernel is built for (Table 1).
-pub const BH_VALUES: &[i64] = &[1, 2, 3, 4];
 /// Workgroup (thread block) sizes of Table 1 (a launch argument; at most the kernel's
 /// `BCCOO_MAX_WG`).
 pub const WG_VALUES: &[i64] = &[64, 128, 256, 512];
@@ -562,15 +558,6 @@ pub const QUICK_STAGES: &[Stage] = &[
 /// Table 1 x every workgroup size, then the flag word, column and slice stages.
 pub const EXHAUSTIVE_STAGES: &[Stage] =
     &[Stage::Joint, Stage::Words, Stage::Columns, Stage::Slices];
-
-/// BCCOO's kernel file (yaSpMV): the SpMV and BCCOO+'s combine kernel. Block width and height
-/// are compile-time (the per-thread register arrays); the workgroup size and the rest of the
-/// paper's Table 1 are launch arguments.
-pub const KERNELS: KernelFile = KernelFile {
-    name: "bccoo.cu",
-    source: include_str!("../../../kernels/bccoo.cu"),
-    defines: &[("BCCOO_BW", BW_VALUES), ("BCCOO_BH", BH_VALUES)],
-};
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@
 //! in the entry point's name (`_f32`/`_f64`).
 #![forbid(unsafe_code)]
 
-use crate::backend::cuda::kernels::KernelFile;
+pub use super::kernel::KERNELS;
 use crate::csr::RowStats;
 use std::fmt;
 
@@ -379,14 +379,6 @@ pub fn candidates(
     }
     out
 }
-
-/// BRC's kernel file (Ashari et al.): the SpMV, its ELL part (hybrid) and the split/empty-row
-/// kernels. No defines: B1, rep, the ELL width and the block size are launch arguments.
-pub const KERNELS: KernelFile = KernelFile {
-    name: "brc.cu",
-    source: include_str!("../../../kernels/brc.cu"),
-    defines: &[],
-};
 
 #[cfg(test)]
 mod tests {

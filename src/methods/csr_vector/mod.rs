@@ -7,7 +7,11 @@
 pub mod cuda;
 pub mod format;
 pub mod host;
+/// The kernel file and the values each of its defines may take.
+pub mod kernel;
 pub mod params;
 pub mod reference;
+
+use crate::backend::cuda::kernels::KernelFile;
 
 pub use params::Params;

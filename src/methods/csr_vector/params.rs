@@ -6,12 +6,9 @@
 //! repeat that tuning tries; the value type is in the entry point's name (`_f32`/`_f64`).
 #![forbid(unsafe_code)]
 
-use crate::backend::cuda::kernels::KernelFile;
+pub use super::kernel::{COOP_VALUES, KERNELS};
 use crate::csr::RowStats;
 use std::fmt;
-
-/// Every `coop` the kernel is built for (§5.1: powers of two up to the warp size).
-pub const COOP_VALUES: &[i64] = &[1, 2, 4, 8, 16, 32];
 
 /// The paper's GPU (Tesla C2070/M2070, Fermi) had 14 SMs.
 pub(crate) const PAPER_SM_COUNT: u32 = 14;
@@ -450,13 +447,6 @@ impl OnlineTuner {
         }
     }
 }
-
-/// CSR_VECTOR's kernel file (Reguly & Giles): `COOP` threads per row is compile-time.
-pub const KERNELS: KernelFile = KernelFile {
-    name: "csr_vector.cu",
-    source: include_str!("../../../kernels/csr_vector.cu"),
-    defines: &[("COOP", COOP_VALUES)],
-};
 
 #[cfg(test)]
 mod tests {

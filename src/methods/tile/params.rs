@@ -8,7 +8,7 @@
 //! host or is a launch argument, so one module serves every candidate.
 #![forbid(unsafe_code)]
 
-use crate::backend::cuda::kernels::KernelFile;
+pub use super::kernel::KERNELS;
 use std::fmt;
 
 /// The paper's `te` (§III.D: "we experimentally set te and th to 0.2 and 1.0").
@@ -164,15 +164,6 @@ pub fn candidates(fixed: TileParams, exhaustive: bool) -> Vec<TileParams> {
     }
     out
 }
-
-/// TILE's kernel file (TileSpMV, Niu et al.): the tile-row kernel and the pre-scale of split
-/// tile rows. No defines: te, th, tbalance and the deferral shape the host-built format; the
-/// rest are launch arguments.
-pub const KERNELS: KernelFile = KernelFile {
-    name: "tile.cu",
-    source: include_str!("../../../kernels/tile.cu"),
-    defines: &[],
-};
 
 #[cfg(test)]
 mod tests {

@@ -9,36 +9,11 @@
 
 use crate::error::{Error, Result};
 
-/// Text prepended to every kernel file.
-pub const COMMON: &str = include_str!("../../../kernels/common.cuh");
+mod file;
+mod generic;
 
-/// Threads cooperating on one row in the transpose kernel: powers of two up to a warp.
-pub const TRANSPOSE_COOP_VALUES: &[i64] = &[1, 2, 4, 8, 16, 32];
-
-/// One `.cu` file and the values each of its defines may take.
-#[derive(Debug)]
-pub struct KernelFile {
-    /// File name under `kernels/`.
-    pub name: &'static str,
-    /// Its text.
-    pub source: &'static str,
-    /// Each define and its allowed values (the first is the file's own default).
-    pub defines: &'static [(&'static str, &'static [i64])],
-}
-
-/// The atomic transpose product over CSR (every method's TRANSPOSE path).
-pub const TRANSPOSE: KernelFile = KernelFile {
-    name: "transpose.cu",
-    source: include_str!("../../../kernels/transpose.cu"),
-    defines: &[("COOP", TRANSPOSE_COOP_VALUES)],
-};
-
-/// y scaling and the value-map scatter.
-pub const UTIL: KernelFile = KernelFile {
-    name: "util.cu",
-    source: include_str!("../../../kernels/util.cu"),
-    defines: &[],
-};
+pub use file::{full_source, nvrtc_options, text_hash, KernelFile};
+pub use generic::{COMMON, TRANSPOSE, TRANSPOSE_COOP_VALUES, UTIL};
 
 /// One specialisation: a file and a value for each of its defines.
 #[derive(Debug, Clone)]
@@ -80,26 +55,22 @@ impl KernelSpec {
     /// The full text NVRTC compiles: `common.cuh`, then the file (with `#line` so that errors
     /// name the right file and line).
     pub fn source(&self) -> String {
-        format!(
-            "#line 1 \"common.cuh\"\n{}\n#line 1 \"{}\"\n{}",
-            overridden("common.cuh", COMMON),
+        full_source(
+            &overridden("common.cuh", COMMON),
             self.file.name,
-            overridden(self.file.name, self.file.source)
+            &overridden(self.file.name, self.file.source),
         )
     }
 
     /// NVRTC options for CUBIN on `sm_{arch}`.
     pub fn options(&self, arch: i32) -> Vec<String> {
-        let mut o = vec![
-            format!("--gpu-architecture=sm_{arch}"),
-            "--std=c++17".to_string(),
-            // Line info costs nothing at run time and lets compute-sanitizer name source lines.
-            "--generate-line-info".to_string(),
-        ];
-        for ((name, _), v) in self.file.defines.iter().zip(&self.values) {
-            o.push(format!("-D{name}={v}"));
-        }
-        o
+        let names = self.file.defines.iter().map(|(n, _)| *n);
+        nvrtc_options(arch, true, names.zip(self.values.iter().copied()))
+    }
+
+    /// The define values, in the order of the file's defines.
+    pub fn values(&self) -> &[i64] {
+        &self.values
     }
 
     /// A short label, e.g. `csr_vector.cu -DCOOP=4`.
