@@ -460,6 +460,8 @@ fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
         let out = std::process::Command::new(bin)
             .args(["--backend", "cuda", "verify", "gen:lap3d7:12"])
             .env("TESSERA_CACHE_DIR", dir.path())
+            // The disk cache serves the run-time compiler: built-in kernels stay out of it.
+            .env("TESSERA_BUILTIN_KERNELS", "0")
             .output()
             .unwrap();
         assert!(
@@ -493,6 +495,54 @@ fn a_corrupt_module_cache_entry_is_ignored_and_rebuilt() {
             p.display()
         );
     }
+}
+
+#[test]
+fn with_kernels_built_in_every_method_runs_without_compiling_anything() {
+    let _device = shared_device();
+    let Some(h) = gpu() else {
+        return;
+    };
+    let Some(arch) = h.cuda().expect("a CUDA handle").builtin_arch() else {
+        println!(
+            "skipped: no built-in kernels run on this GPU ({})",
+            tessera::backend::cuda::builtin::summary()
+        );
+        return;
+    };
+    // A fresh process with an empty disk cache: every method, both value types, both
+    // operations. Had anything been compiled, NVRTC's image would be in the cache now.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = std::env::var("TESSERA_BIN").unwrap_or(env!("CARGO_BIN_EXE_tessera").into());
+    let out = std::process::Command::new(bin)
+        .args([
+            "--backend",
+            "cuda",
+            "verify",
+            "--precision",
+            "both",
+            "gen:powerlaw:12,8,3",
+        ])
+        .env("TESSERA_CACHE_DIR", dir.path())
+        .env_remove("TESSERA_BUILTIN_KERNELS")
+        .env_remove("TESSERA_KERNELS_DIR")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    let compiled: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        compiled.is_empty(),
+        "sm_{arch} is built in, yet {} kernels were compiled: {compiled:?}\n{text}",
+        compiled.len()
+    );
 }
 
 #[test]
