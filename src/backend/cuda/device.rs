@@ -218,7 +218,8 @@ impl Device {
         // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
         let bypass = fault::bypass_module_cache();
         if let Some(arch) = self.builtin_arch().filter(|_| !bypass) {
-            let key = cache::key(&source, &[], arch, builtin::nvrtc_version());
+            // The options carry the define values: one key per specialisation.
+            let key = cache::key(&source, &spec.options(arch), arch, builtin::nvrtc_version());
             let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(m) = modules.get(&key) {
                 return Ok(m.clone());
