@@ -1,7 +1,13 @@
 //! cuSPARSE, the baseline of `tessera bench`: the generic `cusparseSpMV` on
 //! the same CSR, with `CUSPARSE_SPMV_ALG_DEFAULT` or `CUSPARSE_SPMV_CSR_ALG2`, each after
-//! `cusparseSpMV_preprocess`. Not part of the library's own SpMV path: it exists so that every
-//! speedup is measured against what a user would otherwise call, in the same run.
+//! `cusparseSpMV_preprocess` (or, for the end-to-end measurement, without it). Not part of the
+//! library's own SpMV path: it exists so that every speedup is measured against what a user
+//! would otherwise call, in the same run.
+//!
+//! The set-up comes whole ([`CusparseSpmv::new`]) or in the phases a caller times apart: the
+//! handle ([`CusparseHandle::new`], once per process), the upload of the arrays
+//! ([`CusparseCsr::upload`]), and the per-matrix set-up on arrays already on the device
+//! ([`CusparseSpmv::from_device`]: descriptors, buffer size, workspace, preprocessing).
 //!
 //! libcusparse is loaded, not linked (cudarc's `dynamic-loading`), and cudarc panics when the
 //! library or a symbol is missing, so [`probe`] checks first, with the very names cudarc tries,
@@ -9,11 +15,13 @@
 //! sentence naming what is missing.
 //!
 //! Every call pushes the device's primary context (the one the CUDA runtime, and so cuSPARSE,
-//! uses) for its duration. The dense-vector descriptors are made once, in [`CusparseSpmv::new`]
-//! (against scratch vectors, for the buffer-size query and the preprocessing), and each
+//! uses) for its duration. The dense-vector descriptors are made once, in
+//! [`CusparseSpmv::from_device`] (against the caller's vectors, or scratch vectors in
+//! [`CusparseSpmv::new`], for the buffer-size query and the preprocessing), and each
 //! [`CusparseSpmv::spmv`] points them at the caller's x and y with `cusparseDnVecSetValues`: host
-//! work only, nothing is allocated. They sit behind a mutex, so one `CusparseSpmv` may be used
-//! from several threads (the calls are serialised).
+//! work only, nothing is allocated. They sit behind a mutex, and the handle behind its own, so
+//! one `CusparseSpmv`, or several sharing a handle, may be used from several threads (the calls
+//! are serialised).
 //!
 //! A matrix without rows, columns or non-zeros never reaches cuSPARSE (some of its algorithms
 //! reject nnz = 0): its product is y = 0, written with one `cuMemsetD8Async` on the stream.
@@ -148,99 +156,134 @@ fn data_type<T: Scalar>() -> cs::cudaDataType {
     }
 }
 
-/// The cuSPARSE objects of one prepared product.
-struct Objects {
-    handle: cs::cusparseHandle_t,
-    mat: cs::cusparseConstSpMatDescr_t,
-    x: cs::cusparseDnVecDescr_t,
-    y: cs::cusparseDnVecDescr_t,
+/// Whether [`CusparseSpmv`] runs `cusparseSpMV_preprocess` before its products.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preprocess {
+    /// Run it once after the buffer-size query (the baseline of the steady speedups).
+    Yes,
+    /// Skip it, as callers that never preprocess do (CuPy's `csr_matrix @ x`, for one): every
+    /// `cusparseSpMV` then does whatever analysis its algorithm needs itself.
+    No,
 }
 
-impl Objects {
-    /// Destroys whichever objects exist. The caller has the device's context pushed.
-    fn destroy(&mut self) {
-        // SAFETY: each non-null handle was created by this module, is destroyed once (it is
-        // nulled here) and no work of this object is queued that has not been synchronised by
-        // the caller's stream order (cuSPARSE destroys descriptors on the host only; the handle
-        // waits for its own work).
-        unsafe {
-            if !self.x.is_null() {
-                let _ = cs::cusparseDestroyDnVec(self.x);
-                self.x = std::ptr::null_mut();
-            }
-            if !self.y.is_null() {
-                let _ = cs::cusparseDestroyDnVec(self.y);
-                self.y = std::ptr::null_mut();
-            }
-            if !self.mat.is_null() {
-                let _ = cs::cusparseDestroySpMat(self.mat);
-                self.mat = std::ptr::null();
-            }
-            if !self.handle.is_null() {
-                let _ = cs::cusparseDestroy(self.handle);
-                self.handle = std::ptr::null_mut();
+impl std::fmt::Display for Preprocess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            Preprocess::Yes => "with preprocess",
+            Preprocess::No => "without preprocess",
+        })
+    }
+}
+
+/// A raw cuSPARSE handle (a host object).
+struct RawHandle(cs::cusparseHandle_t);
+
+/// A cuSPARSE handle (`cusparseCreate`) whose work is ordered on one stream
+/// (`cusparseSetStream`). A solver creates one per process; [`CusparseHandle::new`] is the step
+/// a caller times apart from the per-matrix set-up of [`CusparseSpmv::from_device`]. Several
+/// [`CusparseSpmv`] may share one (through the `Arc`); their calls into cuSPARSE are serialised
+/// by the handle's mutex. Dropping the last reference destroys it.
+pub struct CusparseHandle {
+    raw: Mutex<RawHandle>,
+    stream: Stream,
+    dev: Arc<Device>,
+}
+
+// SAFETY: a cuSPARSE handle is a host object not bound to a thread; every use pushes the
+// device's context on the calling thread and goes through the Mutex, so no two threads use it
+// at once.
+unsafe impl Send for CusparseHandle {}
+// SAFETY: as above; `&self` reaches the raw handle only under the Mutex.
+unsafe impl Sync for CusparseHandle {}
+
+impl std::fmt::Debug for CusparseHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CusparseHandle(device {}, stream {:#x})",
+            self.dev.ordinal(),
+            self.stream.0
+        )
+    }
+}
+
+impl CusparseHandle {
+    /// Checks the library ([`probe`]: loads it, which a fresh process pays here), then
+    /// `cusparseCreate` and `cusparseSetStream(stream)`.
+    ///
+    /// `stream` must be the default stream or a stream of `dev`'s primary context (as
+    /// [`crate::backend::cuda::check_stream`] checks), alive as long as this handle.
+    pub fn new(dev: &Arc<Device>, stream: Stream) -> Result<Arc<Self>> {
+        probe()?;
+        let _g = dev.enter()?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the context is current; the out-pointer is valid. Destroyed in Drop.
+        ok(unsafe { cs::cusparseCreate(&mut raw) }, "cusparseCreate")?;
+        // Owned from here on: Drop destroys it if the next step fails.
+        let h = CusparseHandle {
+            raw: Mutex::new(RawHandle(raw)),
+            stream,
+            dev: dev.clone(),
+        };
+        // SAFETY: live handle; the stream is the caller's, of this context (contract above).
+        ok(
+            unsafe { cs::cusparseSetStream(raw, stream.0 as cs::cudaStream_t) },
+            "cusparseSetStream",
+        )?;
+        Ok(Arc::new(h))
+    }
+
+    /// The stream the handle's work is ordered on.
+    pub fn stream(&self) -> Stream {
+        self.stream
+    }
+}
+
+impl Drop for CusparseHandle {
+    fn drop(&mut self) {
+        let raw = self.raw.get_mut().unwrap_or_else(|p| p.into_inner());
+        if !raw.0.is_null() {
+            if let Ok(_g) = self.dev.enter() {
+                // SAFETY: created by `new`, destroyed once (nulled here); every CusparseSpmv
+                // that used it holds an Arc to it, so none is left (their descriptors are
+                // destroyed in their own Drop first).
+                let _ = unsafe { cs::cusparseDestroy(raw.0) };
+                raw.0 = std::ptr::null_mut();
             }
         }
     }
 }
 
-/// cuSPARSE's y = A x on one CSR matrix, prepared for one algorithm and one stream: the cuSPARSE
-/// handle, the matrix's CSR arrays on the device, the sparse and dense descriptors, and the
-/// workspace (kept, as the preprocessing requires). Dropping it destroys all of them.
-pub struct CusparseSpmv<T> {
-    /// None for an empty matrix (no rows, columns or non-zeros): cuSPARSE is not used.
-    objects: Option<Mutex<Objects>>,
-    alg: CusparseAlg,
-    /// False when cuSPARSE answered NOT_SUPPORTED to `cusparseSpMV_preprocess` for `alg`.
-    preprocessed: bool,
-    stream: Stream,
+/// A CSR matrix in device memory as cuSPARSE reads it (`i32` indices, base 0): what a caller
+/// whose matrix already lives on the GPU hands to [`CusparseSpmv::from_device`].
+pub struct CusparseCsr<T> {
     rows: usize,
     cols: usize,
     nnz: usize,
     row_ptr: DeviceBuffer,
     col_ind: DeviceBuffer,
     values: DeviceBuffer,
-    workspace: DeviceBuffer,
-    dev: Arc<Device>,
     _t: PhantomData<T>,
 }
 
-// SAFETY: cuSPARSE handles and descriptors are host objects not bound to a thread; every use
-// pushes the device's context on the calling thread, and they are only reached through the
-// Mutex, so no two threads use them at once. The rest is Send + Sync already.
-unsafe impl<T: Send> Send for CusparseSpmv<T> {}
-// SAFETY: as above; `&self` methods touch the cuSPARSE objects only under the Mutex.
-unsafe impl<T: Sync> Sync for CusparseSpmv<T> {}
-
-impl<T: Scalar> std::fmt::Debug for CusparseSpmv<T> {
+impl<T: Scalar> std::fmt::Debug for CusparseCsr<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "CusparseSpmv({} x {}, nnz {}, {} {}{}, {} device bytes)",
+            "CusparseCsr({} x {}, nnz {}, {})",
             self.rows,
             self.cols,
             self.nnz,
-            T::VALUE_TYPE,
-            self.alg,
-            if self.preprocessed || self.objects.is_none() {
-                ""
-            } else {
-                " (without preprocessing: not supported)"
-            },
-            self.device_bytes()
+            T::VALUE_TYPE
         )
     }
 }
 
-impl<T: Scalar> CusparseSpmv<T> {
-    /// Uploads `csr` (tessera's validated CSR: `i32` indices, base 0) and prepares y = A x with
-    /// `alg` on `stream`: handle, `cusparseSetStream`, descriptors, the buffer-size query, the
-    /// workspace and `cusparseSpMV_preprocess`. Waits for the stream at the end.
-    ///
-    /// `stream` must be the default stream or a stream of `dev`'s primary context (as
-    /// [`crate::backend::cuda::check_stream`] checks), alive as long as this object.
-    pub fn new(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>, alg: CusparseAlg) -> Result<Self> {
-        probe()?;
+impl<T: Scalar> CusparseCsr<T> {
+    /// Uploads `csr` (tessera's validated CSR: `i32` indices, base 0): one `cuMemAlloc` and one
+    /// host-to-device copy ordered on `stream` per array, each waited for. A matrix without
+    /// rows, columns or non-zeros uploads nothing (it never reaches cuSPARSE).
+    pub fn upload(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>) -> Result<Self> {
         let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
         let empty = rows == 0 || cols == 0 || nnz == 0;
         let upload = |src: &[i32], what: &str| -> Result<DeviceBuffer> {
@@ -257,114 +300,239 @@ impl<T: Scalar> CusparseSpmv<T> {
         } else {
             DeviceBuffer::from_slice(dev, stream, csr.values(), "the cuSPARSE values")?
         };
-        let mut me = CusparseSpmv {
-            objects: None,
-            alg,
-            preprocessed: false,
-            stream,
+        Ok(CusparseCsr {
             rows,
             cols,
             nnz,
             row_ptr,
             col_ind,
             values,
-            workspace: DeviceBuffer::alloc(dev, 0, "the cuSPARSE workspace")?,
-            dev: dev.clone(),
             _t: PhantomData,
-        };
-        if empty {
-            return Ok(me);
+        })
+    }
+
+    /// True for a matrix without rows, columns or non-zeros.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0 || self.cols == 0 || self.nnz == 0
+    }
+
+    /// Device bytes of the three arrays.
+    pub fn device_bytes(&self) -> usize {
+        self.row_ptr.bytes() + self.col_ind.bytes() + self.values.bytes()
+    }
+}
+
+/// The cuSPARSE objects of one prepared product: the descriptors, and the handle they were
+/// made with.
+struct Objects {
+    handle: Arc<CusparseHandle>,
+    mat: cs::cusparseConstSpMatDescr_t,
+    x: cs::cusparseDnVecDescr_t,
+    y: cs::cusparseDnVecDescr_t,
+}
+
+impl Objects {
+    /// Destroys whichever descriptors exist (the handle goes with its last `Arc`). The caller
+    /// has the device's context pushed.
+    fn destroy(&mut self) {
+        // SAFETY: each non-null descriptor was created by this module, is destroyed once (it is
+        // nulled here); cuSPARSE destroys descriptors on the host only.
+        unsafe {
+            if !self.x.is_null() {
+                let _ = cs::cusparseDestroyDnVec(self.x);
+                self.x = std::ptr::null_mut();
+            }
+            if !self.y.is_null() {
+                let _ = cs::cusparseDestroyDnVec(self.y);
+                self.y = std::ptr::null_mut();
+            }
+            if !self.mat.is_null() {
+                let _ = cs::cusparseDestroySpMat(self.mat);
+                self.mat = std::ptr::null();
+            }
         }
+    }
+}
+
+/// cuSPARSE's y = A x on one CSR matrix, prepared for one algorithm and one stream: the cuSPARSE
+/// handle (shared or its own), the matrix's CSR arrays on the device, the sparse and dense
+/// descriptors, and the workspace (kept, as the preprocessing requires). Dropping it destroys
+/// all of them.
+pub struct CusparseSpmv<T> {
+    /// None for an empty matrix (no rows, columns or non-zeros): cuSPARSE is not used.
+    objects: Option<Mutex<Objects>>,
+    alg: CusparseAlg,
+    /// What the caller asked for.
+    preprocess: Preprocess,
+    /// False when skipped, and when cuSPARSE answered NOT_SUPPORTED to
+    /// `cusparseSpMV_preprocess` for `alg`.
+    preprocessed: bool,
+    stream: Stream,
+    csr: CusparseCsr<T>,
+    workspace: DeviceBuffer,
+    dev: Arc<Device>,
+}
+
+// SAFETY: cuSPARSE handles and descriptors are host objects not bound to a thread; every use
+// pushes the device's context on the calling thread, and they are only reached through the
+// Mutexes (this object's, then the handle's), so no two threads use them at once. The rest is
+// Send + Sync already.
+unsafe impl<T: Send> Send for CusparseSpmv<T> {}
+// SAFETY: as above; `&self` methods touch the cuSPARSE objects only under the Mutexes.
+unsafe impl<T: Sync> Sync for CusparseSpmv<T> {}
+
+impl<T: Scalar> std::fmt::Debug for CusparseSpmv<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match (self.objects.is_some(), self.preprocess, self.preprocessed) {
+            (false, _, _) | (true, Preprocess::Yes, true) => "",
+            (true, Preprocess::No, _) => " (without preprocessing)",
+            (true, Preprocess::Yes, false) => " (without preprocessing: not supported)",
+        };
+        write!(
+            f,
+            "CusparseSpmv({} x {}, nnz {}, {} {}{how}, {} device bytes)",
+            self.csr.rows,
+            self.csr.cols,
+            self.csr.nnz,
+            T::VALUE_TYPE,
+            self.alg,
+            self.device_bytes()
+        )
+    }
+}
+
+impl<T: Scalar> CusparseSpmv<T> {
+    /// [`CusparseSpmv::new_with`] with [`Preprocess::Yes`]: the baseline of `tessera bench`.
+    pub fn new(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>, alg: CusparseAlg) -> Result<Self> {
+        Self::new_with(dev, stream, csr, alg, Preprocess::Yes)
+    }
+
+    /// Uploads `csr` (tessera's validated CSR: `i32` indices, base 0) and prepares y = A x with
+    /// `alg` on `stream`, all in one: a handle of its own ([`CusparseHandle::new`]), the upload
+    /// ([`CusparseCsr::upload`]), then [`CusparseSpmv::from_device`] on scratch vectors. Waits
+    /// for the stream at the end.
+    ///
+    /// `stream` must be the default stream or a stream of `dev`'s primary context (as
+    /// [`crate::backend::cuda::check_stream`] checks), alive as long as this object.
+    pub fn new_with(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &Csr<T>,
+        alg: CusparseAlg,
+        preprocess: Preprocess,
+    ) -> Result<Self> {
+        probe()?;
+        let arrays = CusparseCsr::upload(dev, stream, csr)?;
+        if arrays.is_empty() {
+            return Self::without_cusparse(dev, stream, arrays, alg, preprocess);
+        }
+        let handle = CusparseHandle::new(dev, stream)?;
+        // Scratch x and y, for the descriptors during the size query and the preprocessing
+        // (freed on return; spmv points the descriptors at the caller's vectors).
+        let size = std::mem::size_of::<T>();
+        let sx = DeviceBuffer::alloc(dev, arrays.cols * size, "the cuSPARSE scratch x")?;
+        let sy = DeviceBuffer::alloc(dev, arrays.rows * size, "the cuSPARSE scratch y")?;
+        let me = Self::from_device(&handle, arrays, alg, preprocess, sx.addr(), sy.addr())?;
+        // The scratch vectors may be in use by the preprocessing until the stream is done.
+        synchronize(dev, stream)?;
+        drop((sx, sy));
+        Ok(me)
+    }
+
+    /// The per-matrix set-up of a caller whose matrix is already on the device, which is what
+    /// `tessera bench` times: the sparse descriptor on `arrays`, dense descriptors on the
+    /// caller's `x` and `y` (device addresses of `cols` and `rows` values of `T`),
+    /// `cusparseSpMV_bufferSize`, the workspace's allocation and, with [`Preprocess::Yes`],
+    /// `cusparseSpMV_preprocess`. Queues work on the handle's stream and does not wait: `x` and
+    /// `y` must stay allocated until the stream has passed this point. Later products may use
+    /// other vectors ([`CusparseSpmv::spmv`] repoints the descriptors).
+    pub fn from_device(
+        handle: &Arc<CusparseHandle>,
+        arrays: CusparseCsr<T>,
+        alg: CusparseAlg,
+        preprocess: Preprocess,
+        x: u64,
+        y: u64,
+    ) -> Result<Self> {
+        let (dev, stream) = (&handle.dev, handle.stream);
+        if arrays.is_empty() {
+            return Self::without_cusparse(dev, stream, arrays, alg, preprocess);
+        }
+        let (rows, cols, nnz) = (arrays.rows, arrays.cols, arrays.nnz);
+        let mut me = Self::without_cusparse(dev, stream, arrays, alg, preprocess)?;
         // Stored first, so that Drop destroys whatever was created if a later step fails.
         let objects = me.objects.insert(Mutex::new(Objects {
-            handle: std::ptr::null_mut(),
+            handle: handle.clone(),
             mat: std::ptr::null(),
             x: std::ptr::null_mut(),
             y: std::ptr::null_mut(),
         }));
         let o = objects.get_mut().unwrap_or_else(|p| p.into_inner());
+        let raw = handle.raw.lock().unwrap_or_else(|p| p.into_inner());
         let vt = data_type::<T>();
-        let size = std::mem::size_of::<T>();
-        // Scratch x and y, for the descriptors during the size query and the preprocessing
-        // (freed on return; spmv points the descriptors at the caller's vectors).
-        let sx = DeviceBuffer::alloc(dev, cols * size, "the cuSPARSE scratch x")?;
-        let sy = DeviceBuffer::alloc(dev, rows * size, "the cuSPARSE scratch y")?;
-        {
-            let _g = dev.enter()?;
-            // SAFETY: the context is current; the out-pointer is valid. Destroyed in Drop.
-            ok(
-                unsafe { cs::cusparseCreate(&mut o.handle) },
-                "cusparseCreate",
-            )?;
-            // SAFETY: live handle; the stream is the caller's, of this context (contract above).
-            ok(
-                unsafe { cs::cusparseSetStream(o.handle, stream.0 as cs::cudaStream_t) },
-                "cusparseSetStream",
-            )?;
-            // SAFETY: the three arrays are this object's device buffers of rows + 1, nnz and
-            // nnz elements (i32, i32, T), base 0, alive as long as the descriptor (both are
-            // fields of `me`, the descriptor destroyed first). Valid out-pointer.
-            ok(
-                unsafe {
-                    cs::cusparseCreateConstCsr(
-                        &mut o.mat,
-                        rows as i64,
-                        cols as i64,
-                        nnz as i64,
-                        me.row_ptr.addr() as *const c_void,
-                        me.col_ind.addr() as *const c_void,
-                        me.values.addr() as *const c_void,
-                        cs::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                        cs::cusparseIndexType_t::CUSPARSE_INDEX_32I,
-                        cs::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
-                        vt,
-                    )
-                },
-                "cusparseCreateConstCsr",
-            )?;
-            // SAFETY: sx holds cols values of T on this device; valid out-pointer. The pointer
-            // is replaced before every product.
-            ok(
-                unsafe {
-                    cs::cusparseCreateDnVec(&mut o.x, cols as i64, sx.addr() as *mut c_void, vt)
-                },
-                "cusparseCreateDnVec(x)",
-            )?;
-            // SAFETY: as above, with sy of rows values.
-            ok(
-                unsafe {
-                    cs::cusparseCreateDnVec(&mut o.y, rows as i64, sy.addr() as *mut c_void, vt)
-                },
-                "cusparseCreateDnVec(y)",
-            )?;
-            let (alpha, beta) = (T::ONE, T::ZERO);
-            let mut bytes = 0usize;
-            // SAFETY: live handle and descriptors; alpha and beta are host values of the
-            // compute type (the default host pointer mode); bytes is a valid out-pointer.
-            ok(
-                unsafe {
-                    cs::cusparseSpMV_bufferSize(
-                        o.handle,
-                        cs::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
-                        (&alpha as *const T).cast(),
-                        o.mat,
-                        o.x as cs::cusparseConstDnVecDescr_t,
-                        (&beta as *const T).cast(),
-                        o.y,
-                        vt,
-                        alg.raw(),
-                        &mut bytes,
-                    )
-                },
-                &format!("cusparseSpMV_bufferSize({alg})"),
-            )?;
-            me.workspace = DeviceBuffer::alloc(dev, bytes, "the cuSPARSE workspace")?;
+        let _g = dev.enter()?;
+        // SAFETY: the three arrays are this object's device buffers of rows + 1, nnz and nnz
+        // elements (i32, i32, T), base 0, alive as long as the descriptor (both are fields of
+        // `me`, the descriptor destroyed first, in Drop). Valid out-pointer.
+        ok(
+            unsafe {
+                cs::cusparseCreateConstCsr(
+                    &mut o.mat,
+                    rows as i64,
+                    cols as i64,
+                    nnz as i64,
+                    me.csr.row_ptr.addr() as *const c_void,
+                    me.csr.col_ind.addr() as *const c_void,
+                    me.csr.values.addr() as *const c_void,
+                    cs::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                    cs::cusparseIndexType_t::CUSPARSE_INDEX_32I,
+                    cs::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                    vt,
+                )
+            },
+            "cusparseCreateConstCsr",
+        )?;
+        // SAFETY: x holds cols values of T on this device (the caller's contract); valid
+        // out-pointer. spmv repoints it before every product.
+        ok(
+            unsafe { cs::cusparseCreateDnVec(&mut o.x, cols as i64, x as *mut c_void, vt) },
+            "cusparseCreateDnVec(x)",
+        )?;
+        // SAFETY: as above, with y of rows values.
+        ok(
+            unsafe { cs::cusparseCreateDnVec(&mut o.y, rows as i64, y as *mut c_void, vt) },
+            "cusparseCreateDnVec(y)",
+        )?;
+        let (alpha, beta) = (T::ONE, T::ZERO);
+        let mut bytes = 0usize;
+        // SAFETY: live handle (held under its mutex) and descriptors; alpha and beta are host
+        // values of the compute type (the default host pointer mode); bytes is a valid
+        // out-pointer.
+        ok(
+            unsafe {
+                cs::cusparseSpMV_bufferSize(
+                    raw.0,
+                    cs::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
+                    (&alpha as *const T).cast(),
+                    o.mat,
+                    o.x as cs::cusparseConstDnVecDescr_t,
+                    (&beta as *const T).cast(),
+                    o.y,
+                    vt,
+                    alg.raw(),
+                    &mut bytes,
+                )
+            },
+            &format!("cusparseSpMV_bufferSize({alg})"),
+        )?;
+        me.workspace = DeviceBuffer::alloc(dev, bytes, "the cuSPARSE workspace")?;
+        if preprocess == Preprocess::Yes {
             // SAFETY: as above; the workspace holds the `bytes` asked for (NULL when 0) and is
             // kept, unchanged, for every later cusparseSpMV with this matrix, as the
             // preprocessing requires.
             let r = unsafe {
                 cs::cusparseSpMV_preprocess(
-                    o.handle,
+                    raw.0,
                     cs::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
                     (&alpha as *const T).cast(),
                     o.mat,
@@ -383,20 +551,39 @@ impl<T: Scalar> CusparseSpmv<T> {
                 me.preprocessed = true;
             }
         }
-        // The scratch vectors may be in use by the preprocessing until the stream is done.
-        synchronize(dev, stream)?;
-        drop((sx, sy));
+        drop(raw);
         Ok(me)
     }
 
+    /// An object without cuSPARSE objects (yet): what an empty matrix stays.
+    fn without_cusparse(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: CusparseCsr<T>,
+        alg: CusparseAlg,
+        preprocess: Preprocess,
+    ) -> Result<Self> {
+        Ok(CusparseSpmv {
+            objects: None,
+            alg,
+            preprocess,
+            preprocessed: false,
+            stream,
+            csr,
+            workspace: DeviceBuffer::alloc(dev, 0, "the cuSPARSE workspace")?,
+            dev: dev.clone(),
+        })
+    }
+
     /// y = A x (alpha 1, beta 0) with `x` and `y` device addresses of `cols` and `rows` values
-    /// of `T` on this device (the caller's to check). Asynchronous on the stream given to
-    /// [`CusparseSpmv::new`]; allocates nothing.
+    /// of `T` on this device (the caller's to check). Asynchronous on the stream of the handle
+    /// (or the one given to [`CusparseSpmv::new`]); allocates nothing.
     pub fn spmv(&self, x: u64, y: u64) -> Result<()> {
         let Some(objects) = &self.objects else {
             return self.zero_y(y);
         };
         let o = objects.lock().unwrap_or_else(|p| p.into_inner());
+        let raw = o.handle.raw.lock().unwrap_or_else(|p| p.into_inner());
         let _g = self.dev.enter()?;
         // SAFETY: live descriptors; x and y are device vectors of cols and rows values of T
         // (the caller's contract). Host-side updates only.
@@ -411,13 +598,14 @@ impl<T: Scalar> CusparseSpmv<T> {
             )?;
         }
         let (alpha, beta) = (T::ONE, T::ZERO);
-        // SAFETY: live handle, descriptors (pointing at x and y, see above) and workspace of
-        // the size cuSPARSE asked for, preprocessed for this algorithm; alpha and beta are host
-        // values of the compute type, read before the call returns.
+        // SAFETY: live handle (under its mutex), descriptors (pointing at x and y, see above)
+        // and workspace of the size cuSPARSE asked for, preprocessed for this algorithm or not
+        // preprocessed at all; alpha and beta are host values of the compute type, read before
+        // the call returns.
         ok(
             unsafe {
                 cs::cusparseSpMV(
-                    o.handle,
+                    raw.0,
                     cs::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
                     (&alpha as *const T).cast(),
                     o.mat,
@@ -439,7 +627,7 @@ impl<T: Scalar> CusparseSpmv<T> {
 
     /// The product of an empty matrix: y = 0 (nothing for no rows).
     fn zero_y(&self, y: u64) -> Result<()> {
-        let bytes = self.rows * std::mem::size_of::<T>();
+        let bytes = self.csr.rows * std::mem::size_of::<T>();
         if bytes == 0 {
             return Ok(());
         }
@@ -461,7 +649,7 @@ impl<T: Scalar> CusparseSpmv<T> {
 
     /// Device bytes held: the CSR arrays and the workspace.
     pub fn device_bytes(&self) -> usize {
-        self.row_ptr.bytes() + self.col_ind.bytes() + self.values.bytes() + self.workspace.bytes()
+        self.csr.device_bytes() + self.workspace.bytes()
     }
 
     /// The algorithm this product was prepared for.
@@ -469,8 +657,14 @@ impl<T: Scalar> CusparseSpmv<T> {
         self.alg
     }
 
-    /// True when `cusparseSpMV_preprocess` ran; false for an empty matrix (cuSPARSE unused) and
-    /// when cuSPARSE answered NOT_SUPPORTED to it for this algorithm.
+    /// Whether the preprocessing was asked for.
+    pub fn preprocess(&self) -> Preprocess {
+        self.preprocess
+    }
+
+    /// True when `cusparseSpMV_preprocess` ran; false for an empty matrix (cuSPARSE unused),
+    /// with [`Preprocess::No`], and when cuSPARSE answered NOT_SUPPORTED to it for this
+    /// algorithm.
     pub fn preprocessed(&self) -> bool {
         self.preprocessed
     }
@@ -478,8 +672,9 @@ impl<T: Scalar> CusparseSpmv<T> {
 
 impl<T> Drop for CusparseSpmv<T> {
     fn drop(&mut self) {
-        // The cuSPARSE objects go first, with the context current; the buffers free themselves
-        // afterwards (each pushes the context), then the device reference is released.
+        // The descriptors go first, with the context current; then the fields drop in order:
+        // the handle's Arc (the handle itself when this was its last user), the CSR arrays and
+        // the workspace (each pushes the context), then the device reference.
         if let Some(objects) = self.objects.as_mut() {
             let o = objects.get_mut().unwrap_or_else(|p| p.into_inner());
             if let Ok(_g) = self.dev.enter() {
@@ -554,8 +749,13 @@ mod tests {
     }
 
     fn check_product<T: Scalar>(dev: &Arc<Device>, a: &Csr<T>, alg: CusparseAlg) {
-        let stream = Stream(0);
-        let op = CusparseSpmv::new(dev, stream, a, alg).unwrap();
+        let op = CusparseSpmv::new(dev, Stream(0), a, alg).unwrap();
+        check_op(dev, a, &op);
+    }
+
+    /// Three products of `op` (prepared for `a`) into a NaN-poisoned y, against the reference.
+    fn check_op<T: Scalar>(dev: &Arc<Device>, a: &Csr<T>, op: &CusparseSpmv<T>) {
+        let (stream, alg) = (Stream(0), op.alg());
         println!("{op:?}");
         let x: Vec<T> = (0..a.cols())
             .map(|i| T::from_f64(((i * 37) % 11) as f64 / 4.0 - 1.1))
@@ -608,6 +808,48 @@ mod tests {
         for alg in CUSPARSE_ALGS {
             check_product(&dev, &a, alg);
             check_product(&dev, &a.convert::<f32>(), alg);
+        }
+    }
+
+    #[test]
+    fn products_without_preprocessing_and_on_a_shared_handle_match_or_skip() {
+        let a = Csr::<f64>::from_triplets(1000, 700, &sample(1000, 700)).unwrap();
+        let empty = Csr::<f64>::from_triplets(6, 4, &[]).unwrap();
+        let Some(dev) = gpu() else { return };
+        let stream = Stream(0);
+        let handle = CusparseHandle::new(&dev, stream).unwrap();
+        assert_eq!(handle.stream(), stream);
+        // The descriptors are made on these; the products run on check_op's own vectors.
+        let dx = DeviceVec::from_slice(&dev, &vec![1.0f64; a.cols()]).unwrap();
+        let dy = DeviceVec::from_slice(&dev, &vec![0.0f64; a.rows()]).unwrap();
+        for alg in CUSPARSE_ALGS {
+            let op = CusparseSpmv::new_with(&dev, stream, &a, alg, Preprocess::No).unwrap();
+            assert!(!op.preprocessed() && op.preprocess() == Preprocess::No);
+            assert!(
+                format!("{op:?}").contains("(without preprocessing)"),
+                "{op:?}"
+            );
+            check_op(&dev, &a, &op);
+            for pre in [Preprocess::Yes, Preprocess::No] {
+                let arrays = CusparseCsr::upload(&dev, stream, &a).unwrap();
+                assert!(!arrays.is_empty());
+                let op = CusparseSpmv::from_device(&handle, arrays, alg, pre, dx.addr(), dy.addr())
+                    .unwrap();
+                assert_eq!(op.preprocess(), pre);
+                check_op(&dev, &a, &op);
+            }
+            let arrays = CusparseCsr::upload(&dev, stream, &empty).unwrap();
+            assert!(arrays.is_empty() && arrays.device_bytes() == 0);
+            let op = CusparseSpmv::from_device(
+                &handle,
+                arrays,
+                alg,
+                Preprocess::Yes,
+                dx.addr(),
+                dy.addr(),
+            )
+            .unwrap();
+            check_op(&dev, &empty, &op);
         }
     }
 

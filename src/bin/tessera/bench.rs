@@ -1,10 +1,13 @@
 //! `tessera bench`: the checked, timed run of one method (host or CUDA), the cuSPARSE baseline
-//! rows, the table, the CSV, the suite, the geometric means and the plot.
+//! rows, the table, the CSV, the suite, the geometric means and the plots; the end-to-end
+//! measurement itself is in `e2e.rs`.
 
+use crate::e2e::{self, Pipeline, Source, NS};
 use crate::plot;
 use crate::{load, random_x, rel_error, setup, tolerance, RunOpts, Setup, DEFAULT_SPEC};
 use std::time::Instant;
 use tessera::backend::cuda::DeviceVec;
+use tessera::bench::cusparse::Preprocess;
 use tessera::{select, Algorithm, BackendKind, Csr, Matrix, Operation, Scalar, ValueType};
 
 pub(crate) struct Outcome {
@@ -167,15 +170,18 @@ fn time_gpu(
     tessera::backend::cuda::Timer::new(dev)?.median_ms(stream, 3, batches, call)
 }
 
-/// cuSPARSE's generic SpMV (`cusparseSpMV` after `cusparseSpMV_preprocess`) on the same CSR,
-/// the baseline of the speedups (the faster of its algorithms that pass the check), checked
-/// against the f64 reference and timed like tessera: (preparation ms, spmv ms or None when the check
-/// failed, max relative error, device bytes).
+/// cuSPARSE's generic SpMV (`cusparseSpMV`, after `cusparseSpMV_preprocess` with
+/// [`Preprocess::Yes`]) on the same CSR, the baseline of the speedups (the faster of its
+/// algorithms that pass the check, with preprocess), checked against the f64 reference and timed
+/// like tessera: (preparation ms, spmv ms or None when the check failed, max relative error,
+/// device bytes).
+#[allow(clippy::too_many_arguments)]
 fn run_cusparse<T: Scalar>(
     s: &Setup,
     dev: &std::sync::Arc<tessera::backend::cuda::Device>,
     a: &Csr<T>,
     alg: tessera::bench::cusparse::CusparseAlg,
+    pre: Preprocess,
     x: &[T],
     want: &[f64],
     batches: usize,
@@ -183,7 +189,7 @@ fn run_cusparse<T: Scalar>(
     use tessera::bench::cusparse::CusparseSpmv;
     let stream = s.handle.cuda_stream();
     let t = Instant::now();
-    let op = CusparseSpmv::new(dev, stream, a, alg)?;
+    let op = CusparseSpmv::new_with(dev, stream, a, alg, pre)?;
     let prep_ms = t.elapsed().as_secs_f64() * 1e3;
     let (dx, dy) = device_vectors(dev, x, want.len())?;
     let call = || op.spmv(dx.addr(), dy.addr());
@@ -244,6 +250,8 @@ pub(crate) struct BenchArgs<'a> {
     pub(crate) repeat: usize,
     pub(crate) csv: Option<&'a std::path::Path>,
     pub(crate) plot: Option<&'a std::path::Path>,
+    pub(crate) e2e_plot: Option<&'a std::path::Path>,
+    pub(crate) cold: bool,
     pub(crate) out: Option<&'a std::path::Path>,
 }
 
@@ -264,6 +272,12 @@ struct BenchRow {
     status: String,
     params: String,
     csr_bytes: f64,
+    /// This row's own end-to-end pipelines (a tessera method: one; a cuSPARSE algorithm: with
+    /// and without preprocess, those measured).
+    e2e: Vec<Pipeline>,
+    /// Every cuSPARSE pipeline of this matrix and value type: the end-to-end baseline.
+    baseline_e2e: Vec<Pipeline>,
+    cold_first_ms: Option<f64>,
 }
 
 impl BenchRow {
@@ -281,6 +295,21 @@ impl BenchRow {
     }
     fn gbs(&self) -> Option<f64> {
         self.spmv_ms.map(|t| self.csr_bytes / (t * 1e6))
+    }
+    /// The time to `n` products, set-up included (the best of this row's pipelines).
+    fn e2e_ms(&self, n: u64, from: Source) -> Option<f64> {
+        e2e::best(&self.e2e, n, from).filter(|_| self.ok())
+    }
+    /// cuSPARSE's best pipeline at `n` products.
+    fn cusp_e2e_ms(&self, n: u64, from: Source) -> Option<f64> {
+        e2e::best(&self.baseline_e2e, n, from)
+    }
+    /// cuSPARSE's best time to `n` products over this (tessera) row's.
+    fn e2e_speedup(&self, n: u64, from: Source) -> Option<f64> {
+        match (self.e2e_ms(n, from), self.cusp_e2e_ms(n, from)) {
+            (Some(t), Some(b)) if !self.is_cusparse() && t > 0.0 => Some(b / t),
+            _ => None,
+        }
     }
 }
 
@@ -374,18 +403,67 @@ fn csv_row(r: &BenchRow, peak: Option<f64>) -> String {
         r.status.clone(),
         q(&r.params),
     ]
+    .into_iter()
+    .chain(E2E_COLUMNS.iter().flat_map(|&(cusparse, from)| {
+        NS.map(|n| {
+            opt(
+                if cusparse {
+                    r.cusp_e2e_ms(n, from)
+                } else {
+                    r.e2e_ms(n, from)
+                },
+                4,
+            )
+        })
+    }))
+    .chain([opt(r.cold_first_ms, 4)])
+    .collect::<Vec<_>>()
     .join(",")
 }
 
+/// The columns of the first tessera versions, in their order.
 const CSV_HEADER: &str = "matrix,rows,cols,nnz,type,method,chosen,analysis_ms,spmv_ms,analysis_in_spmvs,cusparse_best_ms,speedup_vs_cusparse,gflops,csr_gbps,pct_peak,device_bytes,max_rel_error,status,params";
 
+/// The end-to-end column groups after them, each for every N of [`NS`]: (cuSPARSE's baseline
+/// rather than the row's own, where the arrays start), named by [`e2e_prefix`].
+const E2E_COLUMNS: [(bool, Source); 4] = [
+    (false, Source::Device),
+    (false, Source::Host),
+    (true, Source::Device),
+    (true, Source::Host),
+];
+
+fn e2e_prefix(cusparse: bool, from: Source) -> &'static str {
+    match (cusparse, from) {
+        (false, Source::Device) => "e2e_",
+        (false, Source::Host) => "e2e_host_",
+        (true, Source::Device) => "cuspe2e_",
+        (true, Source::Host) => "cuspe2e_host_",
+    }
+}
+
+/// The CSV header: the old columns, then e2e_N_ms, e2e_host_N_ms, cuspe2e_N_ms,
+/// cuspe2e_host_N_ms (N = 1, 10, 100, 1000, 10000) and cold_first_ms.
+fn csv_header() -> String {
+    let mut h = CSV_HEADER.to_string();
+    for (cusparse, from) in E2E_COLUMNS {
+        for n in NS {
+            h += &format!(",{}{n}_ms", e2e_prefix(cusparse, from));
+        }
+    }
+    h + ",cold_first_ms"
+}
+
 /// cuSPARSE's two algorithms on one matrix and value type (CUDA only; "n/a" rows when
-/// libcusparse is missing).
+/// libcusparse is missing), each with its end-to-end pipelines (with and without preprocess)
+/// and, with `cold`, its cold_first_ms.
 fn cusparse_rows<T: Scalar>(
     s: &Setup,
     name: &str,
+    spec: &str,
     a64: &Csr<f64>,
     batches: usize,
+    cold: bool,
 ) -> Vec<BenchRow> {
     use tessera::bench::cusparse;
     let Some(dev) = s.handle.cuda() else {
@@ -417,17 +495,23 @@ fn cusparse_rows<T: Scalar>(
         status: "n/a".into(),
         params: String::new(),
         csr_bytes: csr_floor_bytes(a64, val),
+        e2e: Vec::new(),
+        baseline_e2e: Vec::new(),
+        cold_first_ms: None,
     };
     if let Err(e) = cusparse::probe() {
         let mut r = base("cusparse".into());
         r.params = e.to_string();
         return vec![r];
     }
-    cusparse::CUSPARSE_ALGS
+    // One cuSPARSE handle for the end-to-end pipelines, made before any of their clocks start,
+    // as a solver makes one per process (and as tessera's handle is made before its clocks).
+    let handle = cusparse::CusparseHandle::new(dev, s.handle.cuda_stream());
+    let mut rows: Vec<BenchRow> = cusparse::CUSPARSE_ALGS
         .into_iter()
         .map(|alg| {
             let mut r = base(format!("cusparse:{alg}"));
-            match run_cusparse(s, dev, &a, alg, &x, &want, batches) {
+            match run_cusparse(s, dev, &a, alg, Preprocess::Yes, &x, &want, batches) {
                 Ok((prep, ms, err, bytes)) => {
                     r.analysis_ms = Some(prep);
                     r.spmv_ms = ms;
@@ -441,9 +525,68 @@ fn cusparse_rows<T: Scalar>(
                     r.params = e.to_string();
                 }
             }
+            if let (true, Some(with_ms)) = (r.ok(), r.spmv_ms) {
+                let mut notes = Vec::new();
+                for pre in [Preprocess::Yes, Preprocess::No] {
+                    // The steady time of this pipeline: measured above with preprocess, here
+                    // without (checked and timed the same way).
+                    let steady = match pre {
+                        Preprocess::Yes => Ok(with_ms),
+                        Preprocess::No => run_cusparse(s, dev, &a, alg, pre, &x, &want, batches)
+                            .map_err(|e| e.to_string())
+                            .and_then(|(_, ms, err, _)| {
+                                ms.ok_or(format!("failed the check (max rel. error {err:.2e})"))
+                            }),
+                    };
+                    let first = steady.and_then(|t| {
+                        let h = handle.as_ref().map_err(|e| e.to_string())?;
+                        e2e::cusparse_first(h, dev, &a, alg, pre).map(|f| (t, f))
+                    });
+                    match first {
+                        Ok((spmv_ms, (first_dev_ms, first_host_ms))) => {
+                            let p = Pipeline {
+                                name: format!("{alg} {pre}"),
+                                first_dev_ms,
+                                first_host_ms,
+                                spmv_ms,
+                            };
+                            notes.push(p.describe());
+                            r.e2e.push(p);
+                        }
+                        Err(e) => {
+                            eprintln!(
+                                "  {name} {} {alg} {pre}: end to end not measured: {e}",
+                                T::VALUE_TYPE
+                            );
+                            notes.push(format!("{alg} {pre}: not measured: {e}"));
+                        }
+                    }
+                }
+                r.params += &format!("; end to end: {}", notes.join("; "));
+            }
+            if cold && r.ok() {
+                cold_row(s, spec, &mut r);
+            }
             r
         })
-        .collect()
+        .collect();
+    let all: Vec<Pipeline> = rows.iter().flat_map(|r| r.e2e.clone()).collect();
+    for r in &mut rows {
+        r.baseline_e2e = all.clone();
+    }
+    rows
+}
+
+/// Measures `r`'s cold_first_ms in a fresh process (see [`e2e::cold_first`]); a failure is a
+/// line on stderr and `-` in the CSV.
+fn cold_row(s: &Setup, spec: &str, r: &mut BenchRow) {
+    match e2e::cold_first(s.handle.backend(), spec, &r.label, r.vt, s.tuning) {
+        Ok(ms) => r.cold_first_ms = Some(ms),
+        Err(e) => eprintln!(
+            "  {} {} {}: cold_first_ms not measured: {e}",
+            r.matrix, r.vt, r.label
+        ),
+    }
 }
 
 fn geomean(v: &[f64]) -> Option<f64> {
@@ -527,9 +670,11 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
                 ValueType::F64 => 8,
             };
             let cus = match vt {
-                ValueType::F32 => cusparse_rows::<f32>(&s, &name, &a, b.repeat),
-                ValueType::F64 => cusparse_rows::<f64>(&s, &name, &a, b.repeat),
+                ValueType::F32 => cusparse_rows::<f32>(&s, &name, spec, &a, b.repeat, b.cold),
+                ValueType::F64 => cusparse_rows::<f64>(&s, &name, spec, &a, b.repeat, b.cold),
             };
+            let baseline_e2e: Vec<Pipeline> =
+                cus.first().map_or(Vec::new(), |r| r.baseline_e2e.clone());
             let baseline = cus
                 .iter()
                 .filter(|r| r.ok())
@@ -561,6 +706,9 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
                     status: "FAILED".into(),
                     params: String::new(),
                     csr_bytes: csr_floor_bytes(&a, val),
+                    e2e: Vec::new(),
+                    baseline_e2e: baseline_e2e.clone(),
+                    cold_first_ms: None,
                 };
                 match run_typed(&s, vt, &a, alg, Some(b.repeat)) {
                     Ok(out) => {
@@ -573,6 +721,25 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
                         r.params = out.params;
                     }
                     Err(e) => r.params = e.to_string(),
+                }
+                // The first product on a fresh matrix, after the checked and timed run above
+                // (so the method's kernels are compiled and loaded).
+                if let (true, Some(spmv_ms)) = (r.ok(), r.spmv_ms) {
+                    match e2e::tessera_first(&s, vt, &a, alg) {
+                        Ok((first_dev_ms, first_host_ms)) => r.e2e.push(Pipeline {
+                            name: label.clone(),
+                            first_dev_ms,
+                            first_host_ms,
+                            spmv_ms,
+                        }),
+                        Err(e) => {
+                            r.status = "FAILED".into();
+                            r.params += &format!("; end to end: {e}");
+                        }
+                    }
+                }
+                if b.cold && r.ok() {
+                    cold_row(&s, spec, &mut r);
                 }
                 all_ok &= r.ok();
                 here.push(r);
@@ -617,26 +784,35 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
             ),
         });
     }
+    summary.extend(e2e_summary(&rows));
     for l in &summary {
         println!("{l}");
     }
     if s.handle.backend() == BackendKind::Host {
         println!("note: host backend — these are times of the host reference, not GPU numbers; cuSPARSE and % of peak need a GPU.");
     }
-    let csv_text = std::iter::once(CSV_HEADER.to_string())
+    println!();
+    for l in e2e_table(&rows, s.handle.backend() == BackendKind::Host) {
+        println!("{l}");
+    }
+    let csv_text = std::iter::once(csv_header())
         .chain(rows.iter().map(|r| csv_row(r, peak)))
         .collect::<Vec<_>>()
         .join("\n")
         + "\n";
-    let (csv, plot) = match b.out {
+    let (csv, plot, e2e_plot) = match b.out {
         Some(dir) => {
             write_file(
                 &dir.join("command.txt"),
                 &(context.join("\n") + "\n" + &summary.join("\n") + "\n"),
             )?;
-            (Some(dir.join("bench.csv")), Some(dir.join("bench.svg")))
+            (
+                Some(dir.join("bench.csv")),
+                Some(dir.join("bench.svg")),
+                Some(dir.join("e2e.svg")),
+            )
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     for path in b.csv.map(|p| p.to_path_buf()).into_iter().chain(csv) {
         write_file(&path, &csv_text)?;
@@ -645,7 +821,223 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
         draw_plot(&path, &context, &rows, peak)?;
         eprintln!("wrote {}", path.display());
     }
+    for path in b
+        .e2e_plot
+        .map(|p| p.to_path_buf())
+        .into_iter()
+        .chain(e2e_plot)
+    {
+        draw_e2e_plot(&path, &context, &rows)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(all_ok)
+}
+
+/// N as the end-to-end table heads its columns: 1, 10, 100, 1k, 10k.
+fn short_n(n: u64) -> String {
+    if n >= 1000 && n % 1000 == 0 {
+        format!("{}k", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+/// A ratio in at most 6 characters, about three significant digits ("-" for none).
+fn fmt_ratio(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v >= 1000.0 => format!("{v:.1e}"),
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) if v >= 10.0 => format!("{v:.1}"),
+        Some(v) if v >= 0.1 => format!("{v:.2}"),
+        Some(v) if v >= 0.01 => format!("{v:.3}"),
+        Some(v) => format!("{v:.0e}"),
+    }
+}
+
+/// A time in ms in at most 6 characters ("-" for none).
+fn fmt_ms6(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v < 10.0 => format!("{v:.3}"),
+        Some(v) if v < 100.0 => format!("{v:.2}"),
+        Some(v) if v < 1000.0 => format!("{v:.1}"),
+        Some(v) if v < 99_999.5 => format!("{v:.0}"),
+        Some(v) => format!("{v:.0e}"),
+    }
+}
+
+/// The end-to-end table: per row its first product (ms, set-up included) from device arrays
+/// and from host arrays, its speedup over cuSPARSE's best pipeline at each N from each (or,
+/// when no row has a cuSPARSE baseline, as on the host backend, its time to N products), and
+/// cold_first_ms. 160 characters wide (with a matrix name of up to 26). On the host backend
+/// (`host`) the two groups are one measurement, and say so.
+fn e2e_table(rows: &[BenchRow], host: bool) -> Vec<String> {
+    let ns = NS.map(|n| format!("{:>6}", short_n(n))).join(" ");
+    let baseline = rows.iter().any(|r| !r.baseline_e2e.is_empty());
+    let (head, what) = if baseline {
+        (
+            "end to end: speedup over cuSPARSE's best pipeline after N products, set-up included; first product in ms (definitions: tessera bench --help)",
+            "speedup",
+        )
+    } else {
+        (
+            "end to end: time to N products in ms, set-up included (no cuSPARSE baseline; definitions: tessera bench --help)",
+            "ms",
+        )
+    };
+    let (dev_group, host_group) = if host {
+        (
+            format!("{what}, host backend, N ="),
+            format!("{what}, the same, N ="),
+        )
+    } else {
+        (
+            format!("{what}, CSR in device memory, N ="),
+            format!("{what}, CSR on the host, N ="),
+        )
+    };
+    let mut out = vec![
+        head.to_string(),
+        format!("{:<76}  {dev_group:<34}  {host_group:<34}", "")
+            .trim_end()
+            .to_string(),
+        format!(
+            "{:<26} {:<4} {:<22} {:>10} {:>10}  {ns}  {ns} {:>11}",
+            "matrix", "type", "method", "first_ms", "host_1st", "cold_1st_ms"
+        ),
+    ];
+    for r in rows {
+        let method = if r.label == "auto" {
+            format!("auto:{}", r.chosen)
+        } else {
+            r.label.clone()
+        };
+        let sp = |from| {
+            NS.map(|n| {
+                let v = if baseline {
+                    fmt_ratio(r.e2e_speedup(n, from))
+                } else {
+                    fmt_ms6(r.e2e_ms(n, from))
+                };
+                format!("{v:>6}")
+            })
+            .join(" ")
+        };
+        out.push(format!(
+            "{:<26} {:<4} {method:<22} {:>10} {:>10}  {}  {} {:>11}",
+            r.matrix,
+            r.vt,
+            opt(r.e2e_ms(1, Source::Device), 3),
+            opt(r.e2e_ms(1, Source::Host), 3),
+            sp(Source::Device),
+            sp(Source::Host),
+            opt(r.cold_first_ms, 1)
+        ));
+    }
+    out
+}
+
+/// Per tessera method, the geometric-mean end-to-end speedup over cuSPARSE's best pipeline at
+/// each N (none without a baseline).
+fn e2e_summary(rows: &[BenchRow]) -> Vec<String> {
+    let mut labels: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| !r.is_cusparse()) {
+        if !labels.contains(&r.label.as_str()) {
+            labels.push(&r.label);
+        }
+    }
+    let mut out = Vec::new();
+    for l in labels {
+        let at = |n: u64, from: Source| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.label == l)
+                .filter_map(|r| r.e2e_speedup(n, from))
+                .collect();
+            (geomean(&v), v.len())
+        };
+        if at(1, Source::Device).0.is_none() {
+            continue;
+        }
+        let series = |from| {
+            NS.map(|n| {
+                let (g, k) = at(n, from);
+                format!("{} ({k})", fmt_ratio(g))
+            })
+            .join(", ")
+        };
+        out.push(format!(
+            "end-to-end geomean speedup vs cuSPARSE's best pipeline: {l} at N = 1, 10, 100, 1000, 10000 (matrices): from device arrays {}; from host arrays {}",
+            series(Source::Device),
+            series(Source::Host)
+        ));
+    }
+    out
+}
+
+/// The end-to-end picture: AUTO's (or, without AUTO, the first method's) end-to-end speedup
+/// over cuSPARSE's best pipeline from device arrays against N, one line per matrix and value
+/// type; without any baseline, e2e_N_ms / (N * spmv_ms) instead.
+fn draw_e2e_plot(
+    path: &std::path::Path,
+    context: &[String],
+    rows: &[BenchRow],
+) -> Result<(), String> {
+    let label = match rows.iter().find(|r| r.label == "auto") {
+        Some(_) => "auto",
+        None => rows
+            .iter()
+            .find(|r| !r.is_cusparse())
+            .map_or("auto", |r| r.label.as_str()),
+    };
+    let mine: Vec<&BenchRow> = rows.iter().filter(|r| r.label == label).collect();
+    let speedups = mine
+        .iter()
+        .any(|r| r.e2e_speedup(1, Source::Device).is_some());
+    let lines: Vec<plot::E2eLine> = mine
+        .iter()
+        .map(|r| plot::E2eLine {
+            matrix: format!("{} {} ({})", r.matrix, r.vt, r.chosen),
+            points: NS
+                .iter()
+                .filter_map(|&n| {
+                    let v = if speedups {
+                        r.e2e_speedup(n, Source::Device)
+                    } else {
+                        r.e2e_ms(n, Source::Device)
+                            .zip(r.spmv_ms)
+                            .map(|(e, t)| e / (n as f64 * t))
+                    };
+                    v.map(|v| (n as f64, v))
+                })
+                .collect(),
+        })
+        .filter(|l| !l.points.is_empty())
+        .collect();
+    let title = context.iter().find(|c| c.starts_with("gpu: ")).map_or(
+        "tessera bench, end to end (host backend)".to_string(),
+        |g| {
+            format!(
+                "tessera bench, end to end — {}",
+                &g[5..g.find(';').unwrap_or(g.len())]
+            )
+        },
+    );
+    let (caption, y_desc) = if speedups {
+        (
+            format!("{label}: time to N products over cuSPARSE's best pipeline's (CSR in device memory; higher is better)"),
+            "speedup (×)",
+        )
+    } else {
+        (
+            format!(
+                "{label}: time to N products / (N × steady product time); no cuSPARSE baseline"
+            ),
+            "e2e_N / (N · spmv)",
+        )
+    };
+    plot::draw_e2e(path, &title, &caption, y_desc, &lines)
 }
 
 fn median(v: &[f64]) -> Option<f64> {
@@ -733,10 +1125,16 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_table_row_fits_200_columns_and_the_csv_keeps_the_whole_sentence() {
-        let params = "B1=32 B2=7 rep=1 block_size=128 hybrid=off padding=1.003 (stored slots 11264 / nnz 11232; ELL 0), blocks=54, split_rows=0, empty_rows=0, atomic (float atomicAdd for split rows: not bitwise reproducible); fixed rule: pure BRC (HYB width 0)";
-        let r = BenchRow {
+    /// A row as a GPU run makes it: tessera's BRC with one pipeline, cuSPARSE's four as the
+    /// end-to-end baseline.
+    fn sample_row(params: &str) -> BenchRow {
+        let p = |name: &str, dev: f64, host: f64, spmv: f64| Pipeline {
+            name: name.into(),
+            first_dev_ms: dev,
+            first_host_ms: host,
+            spmv_ms: spmv,
+        };
+        BenchRow {
             matrix: "gen:uniform:1000000,16,1".into(),
             rows: 1_000_000,
             cols: 1_000_000,
@@ -752,7 +1150,23 @@ mod tests {
             status: "ok".into(),
             params: params.into(),
             csr_bytes: 2.0e8,
-        };
+            e2e: vec![p("brc", 150.0, 140.0, 0.12345)],
+            baseline_e2e: vec![
+                p("ALG_DEFAULT with preprocess", 9.0, 30.0, 0.2),
+                p("ALG_DEFAULT without preprocess", 4.0, 25.0, 0.25),
+                p("CSR_ALG2 with preprocess", 9.5, 30.5, 0.21),
+                p("CSR_ALG2 without preprocess", 5.0, 26.0, 0.3),
+            ],
+            cold_first_ms: Some(1234.5),
+        }
+    }
+
+    const BRC_PARAMS: &str = "B1=32 B2=7 rep=1 block_size=128 hybrid=off padding=1.003 (stored slots 11264 / nnz 11232; ELL 0), blocks=54, split_rows=0, empty_rows=0, atomic (float atomicAdd for split rows: not bitwise reproducible); fixed rule: pure BRC (HYB width 0)";
+
+    #[test]
+    fn a_table_row_fits_200_columns_and_the_csv_keeps_the_whole_sentence() {
+        let params = BRC_PARAMS;
+        let r = sample_row(params);
         let row = table_row(&r, Some(3000.0));
         assert!(
             row.chars().count() <= 200,
@@ -760,7 +1174,112 @@ mod tests {
             row.chars().count()
         );
         assert!(row.ends_with("  B1=32 B2=7 rep=1 block_size=128…"), "{row}");
-        assert!(csv_row(&r, Some(3000.0)).ends_with(&format!(",\"{params}\"")));
+        assert!(csv_row(&r, Some(3000.0)).contains(&format!(",\"{params}\",")));
+    }
+
+    #[test]
+    fn the_csv_appends_the_end_to_end_columns_after_the_old_ones() {
+        let header = csv_header();
+        assert!(header.starts_with(&format!("{CSV_HEADER},e2e_1_ms,e2e_10_ms,")));
+        assert!(header.ends_with(",cuspe2e_host_1000_ms,cuspe2e_host_10000_ms,cold_first_ms"));
+        let names: Vec<&str> = header.split(',').collect();
+        assert_eq!(
+            names.len(),
+            CSV_HEADER.split(',').count() + 4 * NS.len() + 1
+        );
+        let mut r = sample_row("no commas here");
+        r.matrix = "lap3d7".into();
+        let line = csv_row(&r, Some(3000.0));
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), names.len());
+        let cell = |name: &str| -> f64 {
+            let i = names.iter().position(|n| *n == name).expect(name);
+            cells[i]
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} = {}", cells[i]))
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-3;
+        assert!(close(cell("e2e_1_ms"), 150.0));
+        assert!(close(cell("e2e_1000_ms"), 150.0 + 999.0 * 0.12345));
+        assert!(close(cell("e2e_host_10_ms"), 140.0 + 9.0 * 0.12345));
+        // cuSPARSE's best pipeline changes with N: without preprocess first, with it later.
+        assert!(close(cell("cuspe2e_1_ms"), 4.0));
+        assert!(close(cell("cuspe2e_10000_ms"), 9.0 + 9999.0 * 0.2));
+        assert!(close(cell("cuspe2e_host_1_ms"), 25.0));
+        assert!(close(cell("cold_first_ms"), 1234.5));
+        assert!(close(
+            r.e2e_speedup(10000, Source::Device).unwrap(),
+            (9.0 + 9999.0 * 0.2) / (150.0 + 9999.0 * 0.12345)
+        ));
+        // A failed row has no end-to-end times; cuSPARSE's stay.
+        let mut failed = sample_row("x");
+        failed.status = "FAILED".into();
+        assert_eq!(failed.e2e_ms(10, Source::Device), None);
+        assert_eq!(failed.e2e_speedup(10, Source::Device), None);
+        assert_eq!(failed.cusp_e2e_ms(1, Source::Device), Some(4.0));
+    }
+
+    #[test]
+    fn the_end_to_end_table_fits_200_columns() {
+        let mut rows = vec![sample_row(BRC_PARAMS)];
+        let mut auto = sample_row("");
+        auto.label = "auto".into();
+        auto.matrix = "a-matrix-name-of-26-chars!".into();
+        auto.e2e[0].first_dev_ms = 123_456.0;
+        rows.push(auto);
+        let mut cus = sample_row("");
+        cus.label = "cusparse:ALG_DEFAULT".into();
+        rows.push(cus);
+        let lines = e2e_table(&rows, false);
+        for l in &lines {
+            assert!(
+                l.chars().count() <= 200,
+                "{} characters: {l}",
+                l.chars().count()
+            );
+        }
+        // The columns line up: every row ends where the header does.
+        let width = lines[2].chars().count();
+        assert!(
+            lines[3..].iter().all(|l| l.chars().count() == width),
+            "{lines:#?}"
+        );
+        assert!(lines[0].contains("speedup over cuSPARSE"), "{}", lines[0]);
+        assert!(lines[4].contains("auto:brc"), "{}", lines[4]);
+        // No baseline anywhere (host backend): times instead of speedups.
+        for r in &mut rows {
+            r.baseline_e2e.clear();
+        }
+        let lines = e2e_table(&rows, true);
+        assert!(lines[1].contains("ms, host backend, N ="), "{}", lines[1]);
+        assert!(
+            lines[0].contains("time to N products in ms"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[3].contains("150.0"), "{}", lines[3]);
+        assert!(e2e_summary(&rows).is_empty());
+    }
+
+    #[test]
+    fn ratios_and_times_fit_six_characters() {
+        for v in [0.0001, 0.004, 0.05, 0.5, 1.234, 12.34, 123.4, 1234.0, 1e7] {
+            assert!(
+                fmt_ratio(Some(v)).chars().count() <= 6,
+                "{v}: {}",
+                fmt_ratio(Some(v))
+            );
+            assert!(
+                fmt_ms6(Some(v)).chars().count() <= 6,
+                "{v}: {}",
+                fmt_ms6(Some(v))
+            );
+        }
+        assert_eq!(fmt_ratio(Some(1.234)), "1.23");
+        assert_eq!(fmt_ms6(Some(99_999.0)), "99999");
+        assert_eq!(fmt_ratio(None), "-");
+        assert_eq!(short_n(10000), "10k");
+        assert_eq!(short_n(100), "100");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod e2e;
 mod plot;
 
 use bench::{cmd_bench, run_typed, BenchArgs};
@@ -67,7 +68,10 @@ enum Command {
         #[command(flatten)]
         opts: RunOpts,
     },
-    /// Times analyze and spmv of every method (after checking its result) and prints a table.
+    /// Times analyze and spmv of every method (after checking its result) and prints a table,
+    /// then the end-to-end table: the time to N = 1, 10, 100, 1000, 10000 products, set-up
+    /// included, against cuSPARSE's best pipeline.
+    #[command(after_long_help = e2e::HELP)]
     Bench {
         /// Matrix Market files or gen:NAME:ARGS specs (default: gen:lap3d7:64).
         specs: Vec<String>,
@@ -82,8 +86,19 @@ enum Command {
         /// Draw speedup vs cuSPARSE and % of peak into this SVG file.
         #[arg(long)]
         plot: Option<std::path::PathBuf>,
-        /// Write bench.csv, bench.svg and command.txt (command, GPU, driver, geometric means)
-        /// into this folder.
+        /// Draw AUTO's end-to-end speedup over cuSPARSE's best pipeline (from device arrays)
+        /// against N, one line per matrix, into this SVG file. Without any cuSPARSE baseline
+        /// (host backend) it draws e2e_N_ms / (N * spmv_ms) instead: what the set-up adds to N
+        /// steady products.
+        #[arg(long)]
+        e2e_plot: Option<std::path::PathBuf>,
+        /// Also measure cold_first_ms: one fresh process per row (this binary, `tessera
+        /// cold-first`) with an empty kernel cache times handle + create + analyze + the first
+        /// product (see below).
+        #[arg(long)]
+        cold: bool,
+        /// Write bench.csv, bench.svg, e2e.svg and command.txt (command, GPU, driver, geometric
+        /// means) into this folder.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
         /// Run the benchmark suite: every .mtx and .mtx.xz of the shared matrices (TESSERA_MATRICES
@@ -94,6 +109,17 @@ enum Command {
         /// any SPECs given.
         #[arg(long)]
         suite: bool,
+    },
+    /// One row's cold_first_ms, run by `bench --cold` as a fresh process (with TESSERA_CACHE_DIR
+    /// set to a new empty folder): loads SPEC, then times from before creating the handle to after
+    /// the first product's synchronize, checks the product and prints the milliseconds as its one
+    /// line of standard output. --methods takes one method, or cusparse[:ALG_DEFAULT|:CSR_ALG2].
+    #[command(hide = true)]
+    ColdFirst {
+        /// A Matrix Market file or gen:NAME:ARGS spec.
+        spec: String,
+        #[command(flatten)]
+        opts: RunOpts,
     },
 }
 
@@ -384,6 +410,8 @@ fn main() -> ExitCode {
                 repeat: 7,
                 csv: None,
                 plot: None,
+                e2e_plot: None,
+                cold: false,
                 out: None,
             },
             &default,
@@ -396,6 +424,8 @@ fn main() -> ExitCode {
             repeat,
             csv,
             plot,
+            e2e_plot,
+            cold,
             out,
             suite,
         }) => cmd_bench(
@@ -406,10 +436,13 @@ fn main() -> ExitCode {
                 repeat: *repeat,
                 csv: csv.as_deref(),
                 plot: plot.as_deref(),
+                e2e_plot: e2e_plot.as_deref(),
+                cold: *cold,
                 out: out.as_deref(),
             },
             opts,
         ),
+        Some(Command::ColdFirst { spec, opts }) => e2e::cmd_cold_first(&cli.backend, spec, opts),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,

@@ -1,6 +1,8 @@
-//! The picture of `tessera bench --plot`: one SVG with two panels sharing the matrix axis —
+//! The pictures of `tessera bench`. `--plot`: one SVG with two panels sharing the matrix axis —
 //! (top) speedup over cuSPARSE as grouped bars on a log scale, anchored at 1×, and (bottom) % of
 //! peak bandwidth as grouped bars — with one colour per method and a legend strip under the title.
+//! `--e2e-plot` ([`draw_e2e`]): one line per matrix of an end-to-end ratio against the number of
+//! products N, both axes on a log scale, with a reference line at 1.
 //!
 //! Text is written as SVG `<text>` elements with `font-family="sans-serif"`, left for the viewer
 //! to render: nothing here reads, embeds or rasterizes a font (plotters is built without its
@@ -570,6 +572,199 @@ fn peak_panel(
     Ok(())
 }
 
+/// One line of the end-to-end picture: a matrix and its (N, value) points, N ascending.
+pub struct E2eLine {
+    pub matrix: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The end-to-end picture's N axis: 1 to 10,000 products.
+const E2E_N: Range<f64> = 1.0..10_000.0;
+const E2E_PLOT_H: u32 = 520;
+const E2E_X_LABELS_H: u32 = 56;
+
+/// Draws the end-to-end picture into one SVG file at `path`: a line per matrix (with a marker
+/// at each point; the colour and marker cycle, and the legend under the title names them) of
+/// `y_desc` against N on log-log axes, under the caption `caption`, with a reference line at 1.
+/// Each line is the picture's only SVG `<polyline>` for its matrix (the reference line and the
+/// legend's strokes are `<rect>`s). Creates `path`'s folder if missing.
+pub fn draw_e2e(
+    path: &Path,
+    title: &str,
+    caption: &str,
+    y_desc: &str,
+    lines: &[E2eLine],
+) -> Result<(), String> {
+    // A matrix with no point to show gets no line and no legend entry.
+    let lines: Vec<&E2eLine> = lines.iter().filter(|l| !e2e_points(l).is_empty()).collect();
+    let svg = render_e2e(title, caption, y_desc, &lines)?;
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The points of `line` that a log-log plot can show.
+fn e2e_points(line: &E2eLine) -> Vec<(f64, f64)> {
+    line.points
+        .iter()
+        .copied()
+        .filter(|&(n, v)| (E2E_N.start..=E2E_N.end).contains(&n) && usable(Some(v)).is_some())
+        .collect()
+}
+
+/// A line's marker: 0 a filled circle, 1 an open circle, 2 a triangle, by the line's index
+/// (the colour cycles every 10 lines, the marker every 10 after that).
+fn e2e_marker(i: usize) -> usize {
+    (i / PALETTE.len()) % 3
+}
+
+fn render_e2e(
+    title: &str,
+    caption: &str,
+    y_desc: &str,
+    lines: &[&E2eLine],
+) -> Result<String, String> {
+    let width: u32 = 1000;
+    let entries: Vec<String> = lines.iter().map(|l| short_label(&l.matrix)).collect();
+    // Legend entries flow left to right and wrap: (x, row) per entry.
+    let mut legend = Vec::new();
+    let (mut x, mut row) = (LEFT, 0);
+    for e in &entries {
+        let w = 34 + text_width(e) + 24;
+        if x > LEFT && x + w > width - RIGHT {
+            x = LEFT;
+            row += 1;
+        }
+        legend.push((x, row));
+        x += w;
+    }
+    let legend_h = if entries.is_empty() {
+        0
+    } else {
+        (row + 1) * LEGEND_ROW_H + 8
+    };
+    let height = TITLE_H + legend_h + CAPTION_H + E2E_PLOT_H + E2E_X_LABELS_H + 10;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        draw_e2e_all(
+            &root, width, legend_h, &legend, &entries, title, caption, y_desc, lines,
+        )
+        .and_then(|()| root.present())
+        .map_err(|e| format!("drawing the end-to-end plot: {e}"))?;
+    }
+    Ok(svg)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_e2e_all(
+    root: &Area,
+    width: u32,
+    legend_h: u32,
+    legend: &[(u32, u32)],
+    entries: &[String],
+    title: &str,
+    caption: &str,
+    y_desc: &str,
+    lines: &[&E2eLine],
+) -> DrawResult {
+    root.fill(&WHITE)?;
+    let (head, rest) = root.split_vertically(TITLE_H);
+    head.draw_text(
+        title,
+        &TextStyle::from((FontFamily::SansSerif, TITLE_PX, FontStyle::Bold))
+            .pos(Pos::new(HPos::Center, VPos::Center)),
+        (width as i32 / 2, TITLE_H as i32 / 2 + 4),
+    )?;
+    let (legend_area, plot_area) = rest.split_vertically(legend_h);
+    let color = |i: usize| PALETTE[i % PALETTE.len()];
+    for (i, &(x, row)) in legend.iter().enumerate() {
+        let (x, y) = (x as i32, (row * LEGEND_ROW_H + LEGEND_ROW_H / 2) as i32);
+        legend_area.draw(&Rectangle::new(
+            [(x, y - 1), (x + 26, y + 1)],
+            color(i).filled(),
+        ))?;
+        let (at, c) = ((x + 13, y), color(i));
+        match e2e_marker(i) {
+            0 => legend_area.draw(&Circle::new(at, 4, c.filled()))?,
+            1 => legend_area.draw(&Circle::new(at, 4, c.stroke_width(2)))?,
+            _ => legend_area.draw(&TriangleMarker::new(at, 5, c.filled()))?,
+        }
+        legend_area.draw_text(
+            &entries[i],
+            &font(TEXT_PX).pos(Pos::new(HPos::Left, VPos::Center)),
+            (x + 34, y),
+        )?;
+    }
+    let values: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| e2e_points(l))
+        .map(|(_, v)| v)
+        .collect();
+    let lo = values.iter().copied().fold(1.0, f64::min) / 1.35;
+    let hi = values.iter().copied().fold(1.0, f64::max) * 1.35;
+    let n_ticks: Vec<f64> = vec![1.0, 10.0, 100.0, 1000.0, 10000.0];
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(caption, font(CAPTION_PX))
+        .margin_left(8)
+        .margin_right(RIGHT)
+        .x_label_area_size(E2E_X_LABELS_H)
+        .y_label_area_size(LEFT)
+        .build_cartesian_2d(
+            E2E_N.log_scale().with_key_points(n_ticks),
+            (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
+        )?;
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .x_label_style(font(TEXT_PX))
+        .y_label_style(font(TEXT_PX))
+        .x_label_formatter(&|v| format!("{}", v.round()))
+        .y_label_formatter(&|v| fmt_num(*v))
+        .x_desc("N products (log scale)")
+        .y_desc(y_desc)
+        .axis_desc_style(font(TEXT_PX))
+        .draw()?;
+    // The reference line at 1, a rectangle two pixels high (not a polyline: see draw_e2e).
+    let (x0, y1) = chart.backend_coord(&(E2E_N.start, 1.0));
+    let (x1, _) = chart.backend_coord(&(E2E_N.end, 1.0));
+    root.draw(&Rectangle::new(
+        [(x0, y1 - 1), (x1, y1 + 1)],
+        REFERENCE.filled(),
+    ))?;
+    for (i, line) in lines.iter().enumerate() {
+        let pts = e2e_points(line);
+        if pts.is_empty() {
+            continue;
+        }
+        let c = color(i);
+        chart.draw_series([PathElement::new(pts.clone(), c.stroke_width(2))])?;
+        match e2e_marker(i) {
+            0 => chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))?,
+            1 => chart.draw_series(
+                pts.into_iter()
+                    .map(|p| Circle::new(p, 4, c.stroke_width(2))),
+            )?,
+            _ => chart.draw_series(
+                pts.into_iter()
+                    .map(|p| TriangleMarker::new(p, 5, c.filled())),
+            )?,
+        };
+    }
+    if values.is_empty() {
+        let (w, h) = plot_area.dim_in_pixel();
+        plot_area.draw_text(
+            "no end-to-end data (no method passed, or no baseline)",
+            &font(CAPTION_PX)
+                .color(&RGBColor(0x70, 0x70, 0x70))
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+            (w as i32 / 2, h as i32 / 4),
+        )?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,6 +885,80 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         let e = draw(&file.join("x.svg"), "t", &[], &[]).unwrap_err();
         assert!(e.contains("file"), "{e}");
+    }
+
+    /// The SVG polylines of width 2: the end-to-end picture's matrix lines (the axes and ticks
+    /// are polylines of width 1).
+    fn curves(svg: &str) -> usize {
+        svg.matches("<polyline")
+            .zip(svg.split("<polyline").skip(1))
+            .filter(|(_, rest)| {
+                rest.split('>')
+                    .next()
+                    .unwrap_or("")
+                    .contains("stroke-width=\"2\"")
+            })
+            .count()
+    }
+
+    #[test]
+    fn draws_one_end_to_end_line_per_matrix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/e2e.svg");
+        let ns = [1.0f64, 10.0, 100.0, 1000.0, 10000.0];
+        // 25 matrices (colours and markers cycle), speedups from 0.005x to 3x; one line with a
+        // NaN and a zero (dropped points), one with no usable point at all (no line).
+        let mut lines: Vec<E2eLine> = (0..25)
+            .map(|i| E2eLine {
+                matrix: format!("matrix<{i}> f64 (hola)"),
+                points: ns
+                    .iter()
+                    .map(|&n| (n, 0.005 * (1.0 + i as f64 / 10.0) * n.powf(0.6)))
+                    .collect(),
+            })
+            .collect();
+        lines[3].points[1].1 = f64::NAN;
+        lines[3].points[2].1 = 0.0;
+        lines.push(E2eLine {
+            matrix: "none".into(),
+            points: vec![(10.0, f64::INFINITY)],
+        });
+        draw_e2e(
+            &path,
+            "end to end — test GPU",
+            "auto: speedup",
+            "speedup (×)",
+            &lines,
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.trim_start().starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(
+            curves(&svg),
+            25,
+            "one polyline per matrix with a usable point"
+        );
+        for needle in [
+            "end to end — test GPU",
+            "auto: speedup",
+            "N products (log scale)",
+            "matrix&lt;24&gt; f64 (hola)",
+            "10000",
+        ] {
+            assert!(svg.contains(needle), "{needle} missing");
+        }
+        assert!(
+            svg.contains("<circle") && svg.contains("<polygon"),
+            "markers"
+        );
+        assert!(!svg.contains(">none<"), "no legend entry without a line");
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+
+        // Nothing to draw: the axes and a sentence, no curve.
+        draw_e2e(&path, "host", "c", "y", &[]).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(curves(&svg), 0);
+        assert!(svg.contains("no end-to-end data"));
     }
 
     #[test]

@@ -1,0 +1,601 @@
+//! The end-to-end measurement of `tessera bench`: the time to N products of a caller that starts
+//! from CSR arrays (in device memory, or on the host) and pays the set-up once, for tessera and
+//! for cuSPARSE's pipelines; and `cold_first_ms`, the first product of a fresh process with an
+//! empty kernel cache (the hidden `tessera cold-first` command, run as a child process).
+//!
+//! Every definition is in [`HELP`] (shown by `tessera bench --help`) and in
+//! `notes/end-to-end.md`.
+
+use crate::{load, random_x, rel_error, tolerance, RunOpts, Setup};
+use std::sync::Arc;
+use std::time::Instant;
+use tessera::backend::cuda::{self, Device, DeviceVec, Stream};
+use tessera::bench::cusparse::{
+    CusparseAlg, CusparseCsr, CusparseHandle, CusparseSpmv, Preprocess,
+};
+use tessera::{
+    Algorithm, BackendKind, Csr, CsrParts, Handle, IndexBase, Indices, Matrix, Operation, Scalar,
+    Tuning, ValueType,
+};
+
+/// The numbers of products the end-to-end columns are given for.
+pub(crate) const NS: [u64; 5] = [1, 10, 100, 1000, 10000];
+
+/// How many times a first product is measured (the median is kept)...
+const FIRST_REPS: usize = 3;
+/// ...unless the first measurement takes longer than this (ms): then it alone is kept.
+const LONG_FIRST_MS: f64 = 100.0;
+
+/// The definitions, for `tessera bench --help` (and, in more words, `notes/end-to-end.md`).
+pub(crate) const HELP: &str = "\
+End to end (CSV columns after params; the table \"end to end\" printed after the main one):
+  e2e_N_ms (N = 1, 10, 100, 1000, 10000) = first + (N - 1) * spmv_ms: the time to N products of a
+      caller whose CSR arrays are already in device memory. `first` is the wall time (host clock) of:
+      what tessera_create_csr does with device pointers (per array a cuPointerGetAttributes query and a
+      copy to the host: tessera has no create from device arrays), Matrix::new on those arrays
+      (validation and tessera's own copy), analyze (upload, method set-up, any tuning), one product
+      y = A x into device x and y allocated beforehand, and a synchronize. Measured on a fresh matrix
+      after the checked and timed run of the same method (kernels compiled and loaded), median of 3
+      (1 when the first takes over 100 ms); the first product is checked against the f64 reference.
+      Host backend: there is no device, e2e_N_ms = e2e_host_N_ms.
+  e2e_host_N_ms = the same from host arrays: Matrix::new on the host CSR arrays, analyze, one product,
+      synchronize.
+  cuSPARSE rows: e2e_N_ms and e2e_host_N_ms are that algorithm's better pipeline at N, with or
+      without cusparseSpMV_preprocess, each pipeline first + (N - 1) * its own steady spmv time
+      (params gives each one). First product from device arrays: cusparseCreateConstCsr, two cusparseCreateDnVec,
+      cusparseSpMV_bufferSize, cuMemAlloc of the workspace, cusparseSpMV_preprocess (with), one
+      cusparseSpMV, synchronize, on a cuSPARSE handle created beforehand (as tessera's handle is); from
+      host arrays: the same after cuMemAlloc and upload of the three arrays.
+  cuspe2e_N_ms, cuspe2e_host_N_ms = cuSPARSE's best pipeline at N: the least over ALG_DEFAULT and
+      CSR_ALG2, with and without preprocess, of first + (N - 1) * spmv; the same on every row of a
+      matrix and value type; `-` without cuSPARSE.
+  cold_first_ms (only with --cold) = the tessera binary run again as a fresh process (`tessera
+      cold-first SPEC --methods M --precision P --tuning T`) with TESSERA_CACHE_DIR a new empty folder;
+      it measures from before creating the handle to after the first product's synchronize: handle
+      (CUDA context), Matrix::new from host arrays, analyze (kernels compiled by NVRTC), upload of x and
+      y, one product, synchronize. cuSPARSE rows: the CUDA context, loading libcusparse, cusparseCreate,
+      upload of the arrays, the set-up with preprocess, upload of x and y, one product, synchronize.
+      Loading the matrix file or generating it is not counted.";
+
+fn text<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// One way from the caller's CSR arrays to products: the wall time of its first product (set-up
+/// included) from device arrays and from host arrays, and its steady time per product.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Pipeline {
+    /// "auto", "csr_vector", "ALG_DEFAULT with preprocess", ...
+    pub(crate) name: String,
+    pub(crate) first_dev_ms: f64,
+    pub(crate) first_host_ms: f64,
+    pub(crate) spmv_ms: f64,
+}
+
+/// Where the CSR arrays start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    Device,
+    Host,
+}
+
+impl Pipeline {
+    /// first + (n - 1) * spmv_ms.
+    pub(crate) fn e2e_ms(&self, n: u64, from: Source) -> f64 {
+        let first = match from {
+            Source::Device => self.first_dev_ms,
+            Source::Host => self.first_host_ms,
+        };
+        first + n.saturating_sub(1) as f64 * self.spmv_ms
+    }
+
+    /// "name: first X ms from device arrays, Y ms from host arrays, then Z ms per product".
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{}: first {:.4} ms from device arrays, {:.4} ms from host arrays, then {:.5} ms per product",
+            self.name, self.first_dev_ms, self.first_host_ms, self.spmv_ms
+        )
+    }
+}
+
+/// The least end-to-end time at `n` products over `ps` (None when empty).
+pub(crate) fn best(ps: &[Pipeline], n: u64, from: Source) -> Option<f64> {
+    ps.iter().map(|p| p.e2e_ms(n, from)).min_by(f64::total_cmp)
+}
+
+/// The median of up to [`FIRST_REPS`] calls of `f` (its first alone when it exceeds
+/// [`LONG_FIRST_MS`]).
+fn median_first(mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
+    let mut v = vec![f()?];
+    if v[0] <= LONG_FIRST_MS {
+        for _ in 1..FIRST_REPS {
+            v.push(f()?);
+        }
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[v.len() / 2])
+}
+
+/// x (as the checked run draws it), the f64 reference y = A x, and the tolerance of the check.
+fn inputs<T: Scalar>(csr: &Csr<T>) -> (Vec<T>, Vec<f64>, f64) {
+    let x: Vec<T> = random_x(csr.cols(), 42)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let xr: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
+    let mut want = vec![0.0; csr.rows()];
+    csr.convert::<f64>()
+        .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
+    (x, want, tolerance(T::EPSILON, csr.stats().max))
+}
+
+fn check(got: &[f64], want: &[f64], tol: f64, what: &str) -> Result<(), String> {
+    let e = rel_error(got, want);
+    if e <= tol {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: the first product differs from the f64 reference (max rel. error {e:.2e}, tolerance {tol:.2e})"
+        ))
+    }
+}
+
+/// The caller's arrays as `Matrix::new` takes them (tessera's CSR: `i32`, base 0).
+fn parts<'a, T: Scalar>(
+    csr: &Csr<T>,
+    row_ptr: &'a [i32],
+    col_ind: &'a [i32],
+    values: &'a [T],
+) -> CsrParts<'a, T> {
+    CsrParts {
+        rows: csr.rows() as i64,
+        cols: csr.cols() as i64,
+        nnz: csr.nnz() as i64,
+        row_ptr: Indices::I32(row_ptr),
+        col_ind: Indices::I32(col_ind),
+        values,
+        base: IndexBase::Zero,
+    }
+}
+
+/// tessera's first product with `alg`, from device arrays and from host arrays (ms), as [`HELP`]
+/// defines them. Run it after the checked run of the same method, so that its kernels are
+/// compiled and loaded.
+pub(crate) fn tessera_first(
+    s: &Setup,
+    vt: ValueType,
+    a64: &Csr<f64>,
+    alg: Algorithm,
+) -> Result<(f64, f64), String> {
+    match vt {
+        ValueType::F32 => tessera_first_typed::<f32>(s, a64, alg),
+        ValueType::F64 => tessera_first_typed::<f64>(s, a64, alg),
+    }
+}
+
+fn tessera_first_typed<T: Scalar>(
+    s: &Setup,
+    a64: &Csr<f64>,
+    alg: Algorithm,
+) -> Result<(f64, f64), String> {
+    let csr: Csr<T> = a64.convert();
+    let (x, want, tol) = inputs(&csr);
+    let h = &s.handle;
+    let Some(dev) = h.cuda() else {
+        // Host backend: no device memory; one measurement serves both columns.
+        let ms = median_first(|| {
+            let mut y = vec![T::from_f64(f64::NAN); csr.rows()];
+            let t = Instant::now();
+            let mut m = Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
+                .map_err(text)?;
+            m.analyze(h, alg, s.tuning).map_err(text)?;
+            m.spmv(h, Operation::NonTranspose, T::ONE, &x, T::ZERO, &mut y)
+                .map_err(text)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let got: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
+            check(&got, &want, tol, "host backend")?;
+            Ok(ms)
+        })?;
+        return Ok((ms, ms));
+    };
+    let stream = h.cuda_stream();
+    let nan = vec![T::from_f64(f64::NAN); csr.rows()];
+    let dx = DeviceVec::from_slice(dev, &x).map_err(text)?;
+    let mut dy = DeviceVec::from_slice(dev, &nan).map_err(text)?;
+    // The caller's arrays in device memory, made before any clock starts.
+    let d_row_ptr = DeviceVec::from_slice(dev, csr.row_ptr()).map_err(text)?;
+    let d_col_ind = DeviceVec::from_slice(dev, csr.col_ind()).map_err(text)?;
+    let d_values = DeviceVec::from_slice(dev, csr.values()).map_err(text)?;
+    let mut one = |from: Source| -> Result<f64, String> {
+        dy.copy_from(&nan).map_err(text)?;
+        h.synchronize().map_err(text)?;
+        let t = Instant::now();
+        let m = match from {
+            Source::Host => {
+                let mut m = Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
+                    .map_err(text)?;
+                m.analyze(h, alg, s.tuning).map_err(text)?;
+                m
+            }
+            Source::Device => {
+                // What tessera_create_csr does with a device pointer (src/api/ptr.rs,
+                // host_array): ask the driver what it is, then copy it to the host.
+                let staged = |addr: u64, len: usize| -> Result<(), String> {
+                    if len > 0 {
+                        cuda::pointer_info(dev, addr).map_err(text)?;
+                    }
+                    Ok(())
+                };
+                staged(d_row_ptr.addr(), d_row_ptr.len())?;
+                let row_ptr = d_row_ptr.to_vec(stream).map_err(text)?;
+                staged(d_col_ind.addr(), d_col_ind.len())?;
+                let col_ind = d_col_ind.to_vec(stream).map_err(text)?;
+                staged(d_values.addr(), d_values.len())?;
+                let values = d_values.to_vec(stream).map_err(text)?;
+                let mut m =
+                    Matrix::new(h, parts(&csr, &row_ptr, &col_ind, &values)).map_err(text)?;
+                m.analyze(h, alg, s.tuning).map_err(text)?;
+                m
+            }
+        };
+        m.spmv_device(
+            h,
+            Operation::NonTranspose,
+            T::ONE,
+            dx.addr(),
+            T::ZERO,
+            dy.addr(),
+        )
+        .map_err(text)?;
+        h.synchronize().map_err(text)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let got: Vec<f64> = dy
+            .to_vec(stream)
+            .map_err(text)?
+            .iter()
+            .map(|v| v.to_f64())
+            .collect();
+        check(&got, &want, tol, "from device arrays")?;
+        drop(m);
+        Ok(ms)
+    };
+    let dev_ms = median_first(|| one(Source::Device))?;
+    let host_ms = median_first(|| one(Source::Host))?;
+    Ok((dev_ms, host_ms))
+}
+
+/// cuSPARSE's first product with `alg` and `pre` on `handle`, from device arrays and from host
+/// arrays (ms), as [`HELP`] defines them. Run it after the steady timing of the same pipeline,
+/// so that cuSPARSE's kernels are loaded.
+pub(crate) fn cusparse_first<T: Scalar>(
+    handle: &Arc<CusparseHandle>,
+    dev: &Arc<Device>,
+    csr: &Csr<T>,
+    alg: CusparseAlg,
+    pre: Preprocess,
+) -> Result<(f64, f64), String> {
+    let stream = handle.stream();
+    let (x, want, tol) = inputs(csr);
+    let nan = vec![T::from_f64(f64::NAN); csr.rows()];
+    let dx = DeviceVec::from_slice(dev, &x).map_err(text)?;
+    let mut dy = DeviceVec::from_slice(dev, &nan).map_err(text)?;
+    let mut one = |from: Source| -> Result<f64, String> {
+        dy.copy_from(&nan).map_err(text)?;
+        // From device arrays: uploaded before the clock starts.
+        let mut arrays = match from {
+            Source::Device => Some(CusparseCsr::upload(dev, stream, csr).map_err(text)?),
+            Source::Host => None,
+        };
+        cuda::synchronize(dev, stream).map_err(text)?;
+        let t = Instant::now();
+        let arrays = match arrays.take() {
+            Some(a) => a,
+            None => CusparseCsr::upload(dev, stream, csr).map_err(text)?,
+        };
+        let op = CusparseSpmv::from_device(handle, arrays, alg, pre, dx.addr(), dy.addr())
+            .map_err(text)?;
+        op.spmv(dx.addr(), dy.addr()).map_err(text)?;
+        cuda::synchronize(dev, stream).map_err(text)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let got: Vec<f64> = dy
+            .to_vec(stream)
+            .map_err(text)?
+            .iter()
+            .map(|v| v.to_f64())
+            .collect();
+        check(&got, &want, tol, &format!("cuSPARSE {alg} {pre}"))?;
+        drop(op);
+        Ok(ms)
+    };
+    let dev_ms = median_first(|| one(Source::Device))?;
+    let host_ms = median_first(|| one(Source::Host))?;
+    Ok((dev_ms, host_ms))
+}
+
+/// A new empty folder under the system's temporary folder.
+fn fresh_dir(what: &str) -> Result<std::path::PathBuf, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-{what}-{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// `cold_first_ms` of one row: runs `tessera --backend B cold-first SPEC --methods M --precision
+/// P --tuning T` (this very binary) with `TESSERA_CACHE_DIR` a new empty folder, and reads the
+/// milliseconds it prints as its last line.
+pub(crate) fn cold_first(
+    backend: BackendKind,
+    spec: &str,
+    method: &str,
+    vt: ValueType,
+    tuning: Tuning,
+) -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("the tessera binary: {e}"))?;
+    let cache = fresh_dir("cold-cache")?;
+    let out = std::process::Command::new(&exe)
+        .args([
+            "--backend",
+            backend.name(),
+            "cold-first",
+            spec,
+            "--methods",
+            method,
+        ])
+        .args(["--precision", vt.name(), "--tuning", tuning.name()])
+        .env("TESSERA_CACHE_DIR", &cache)
+        .output();
+    let _ = std::fs::remove_dir_all(&cache);
+    let out = out.map_err(|e| format!("{}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = |s: &str| {
+        s.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    if !out.status.success() {
+        let why: Vec<&str> = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("loaded "))
+            .collect();
+        return Err(format!(
+            "the cold-first child exited with {}: {}",
+            out.status,
+            why.join("; ")
+        ));
+    }
+    let line = last(&stdout);
+    line.parse::<f64>()
+        .map_err(|_| format!("the cold-first child printed {line:?}, not a number of ms"))
+}
+
+/// `tessera cold-first SPEC`: the child of [`cold_first`]. Loads the matrix (not timed), then
+/// measures from before creating the handle to after the first product's synchronize, checks the
+/// product and prints the milliseconds as the one line of its standard output.
+pub(crate) fn cmd_cold_first(backend: &str, spec: &str, o: &RunOpts) -> Result<bool, String> {
+    let tuning = o
+        .tuning
+        .parse::<Tuning>()
+        .map_err(|e| format!("--tuning: {e}"))?;
+    let vt = o
+        .precision
+        .parse::<ValueType>()
+        .map_err(|e| format!("--precision: {e} (cold-first takes one)"))?;
+    let method = o.methods.as_deref().unwrap_or("auto").trim().to_string();
+    let kind = match backend {
+        "auto" => None,
+        b => Some(b.parse::<BackendKind>().map_err(text)?),
+    };
+    let target = Target::parse(&method)?;
+    let (name, a) = load(spec)?;
+    let r = match vt {
+        ValueType::F32 => cold_typed::<f32>(kind, &a, target, tuning),
+        ValueType::F64 => cold_typed::<f64>(kind, &a, target, tuning),
+    };
+    match r {
+        Ok(ms) => {
+            eprintln!(
+                "cold-first {name} {vt} {method}: {ms:.4} ms from before the handle to after the first product's synchronize (kernel cache: {})",
+                tessera::backend::cuda::cache::dir()
+                    .map_or("none".into(), |d| d.display().to_string())
+            );
+            println!("{ms:.4}");
+            Ok(true)
+        }
+        Err(Cold::Wrong(e)) => {
+            eprintln!("cold-first {name} {vt} {method}: {e}");
+            Ok(false)
+        }
+        Err(Cold::Failed(e)) => Err(format!("cold-first {name} {vt} {method}: {e}")),
+    }
+}
+
+/// What a cold-first child runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Tessera(Algorithm),
+    Cusparse(CusparseAlg),
+}
+
+impl Target {
+    /// A tessera method's name, or `cusparse`, `cusparse:ALG_DEFAULT`, `cusparse:CSR_ALG2` (the
+    /// bench table's labels).
+    fn parse(s: &str) -> Result<Self, String> {
+        let lower = s.to_ascii_lowercase();
+        match lower.strip_prefix("cusparse") {
+            Some("" | ":alg_default" | ":default") => Ok(Target::Cusparse(CusparseAlg::Default)),
+            Some(":csr_alg2" | ":alg2") => Ok(Target::Cusparse(CusparseAlg::CsrAlg2)),
+            Some(_) => Err(format!(
+                "--methods: '{s}' is not a cuSPARSE algorithm (cusparse, cusparse:ALG_DEFAULT or cusparse:CSR_ALG2)"
+            )),
+            None => s
+                .parse::<Algorithm>()
+                .map(Target::Tessera)
+                .map_err(|e| format!("--methods: {e}, or cusparse[:ALG_DEFAULT|:CSR_ALG2] (cold-first takes one)")),
+        }
+    }
+}
+
+/// Why a cold-first child did not measure: a wrong product, or an error.
+enum Cold {
+    Wrong(String),
+    Failed(String),
+}
+
+impl From<tessera::Error> for Cold {
+    fn from(e: tessera::Error) -> Self {
+        Cold::Failed(e.to_string())
+    }
+}
+
+fn cold_typed<T: Scalar>(
+    kind: Option<BackendKind>,
+    a64: &Csr<f64>,
+    target: Target,
+    tuning: Tuning,
+) -> Result<f64, Cold> {
+    let csr: Csr<T> = a64.convert();
+    let (x, want, tol) = inputs(&csr);
+    let nan = vec![T::from_f64(f64::NAN); csr.rows()];
+    let t = Instant::now();
+    match target {
+        Target::Cusparse(alg) => {
+            if kind == Some(BackendKind::Host) {
+                return Err(Cold::Failed("cuSPARSE needs the CUDA backend".into()));
+            }
+            let stream = Stream(0);
+            let dev = Device::open(0)?;
+            let handle = CusparseHandle::new(&dev, stream)?;
+            let arrays = CusparseCsr::upload(&dev, stream, &csr)?;
+            let dx = DeviceVec::from_slice(&dev, &x)?;
+            let dy = DeviceVec::from_slice(&dev, &nan)?;
+            let op = CusparseSpmv::from_device(
+                &handle,
+                arrays,
+                alg,
+                Preprocess::Yes,
+                dx.addr(),
+                dy.addr(),
+            )?;
+            op.spmv(dx.addr(), dy.addr())?;
+            cuda::synchronize(&dev, stream)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            finish(&dy.to_vec(stream)?, &want, tol, ms)
+        }
+        Target::Tessera(alg) => {
+            let h = match kind {
+                Some(k) => Handle::with_backend(k, 0)?,
+                None => Handle::with_backend(BackendKind::Cuda, 0)
+                    .or_else(|_| Handle::with_backend(BackendKind::Host, 0))?,
+            };
+            let mut m = Matrix::new(&h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))?;
+            m.analyze(&h, alg, tuning)?;
+            match h.cuda() {
+                Some(dev) => {
+                    let dx = DeviceVec::from_slice(dev, &x)?;
+                    let dy = DeviceVec::from_slice(dev, &nan)?;
+                    m.spmv_device(
+                        &h,
+                        Operation::NonTranspose,
+                        T::ONE,
+                        dx.addr(),
+                        T::ZERO,
+                        dy.addr(),
+                    )?;
+                    h.synchronize()?;
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    finish(&dy.to_vec(h.cuda_stream())?, &want, tol, ms)
+                }
+                None => {
+                    let mut y = nan;
+                    m.spmv(&h, Operation::NonTranspose, T::ONE, &x, T::ZERO, &mut y)?;
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    finish(&y, &want, tol, ms)
+                }
+            }
+        }
+    }
+}
+
+fn finish<T: Scalar>(got: &[T], want: &[f64], tol: f64, ms: f64) -> Result<f64, Cold> {
+    let got: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
+    check(&got, want, tol, "cold first product").map_err(Cold::Wrong)?;
+    Ok(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipelines_add_the_steady_time_to_the_first_product() {
+        let p = Pipeline {
+            name: "p".into(),
+            first_dev_ms: 2.0,
+            first_host_ms: 3.0,
+            spmv_ms: 0.5,
+        };
+        assert_eq!(p.e2e_ms(1, Source::Device), 2.0);
+        assert_eq!(p.e2e_ms(10, Source::Device), 6.5);
+        assert_eq!(p.e2e_ms(1000, Source::Host), 3.0 + 999.0 * 0.5);
+        assert_eq!(p.e2e_ms(0, Source::Host), 3.0);
+        // The best pipeline changes with N: a slow set-up with fast products wins late.
+        let q = Pipeline {
+            name: "q".into(),
+            first_dev_ms: 20.0,
+            first_host_ms: 21.0,
+            spmv_ms: 0.1,
+        };
+        let both = [p.clone(), q];
+        assert_eq!(best(&both, 1, Source::Device), Some(2.0));
+        assert_eq!(
+            best(&both, 10000, Source::Device),
+            Some(20.0 + 9999.0 * 0.1)
+        );
+        assert_eq!(best(&[], 10, Source::Host), None);
+        assert!(p
+            .describe()
+            .starts_with("p: first 2.0000 ms from device arrays"));
+    }
+
+    #[test]
+    fn the_median_of_three_or_one_long_measurement() {
+        let mut v = [5.0, 1.0, 3.0].into_iter();
+        assert_eq!(median_first(|| Ok(v.next().unwrap())), Ok(3.0));
+        let mut calls = 0;
+        let r = median_first(|| {
+            calls += 1;
+            Ok(LONG_FIRST_MS + 1.0)
+        });
+        assert_eq!((r, calls), (Ok(LONG_FIRST_MS + 1.0), 1));
+        assert!(median_first(|| Err("no".to_string())).is_err());
+    }
+
+    #[test]
+    fn cold_first_targets_are_the_table_labels() {
+        assert_eq!(Target::parse("auto"), Ok(Target::Tessera(Algorithm::Auto)));
+        assert_eq!(Target::parse("hola"), Ok(Target::Tessera(Algorithm::Hola)));
+        for l in ["cusparse", "cusparse:ALG_DEFAULT"] {
+            assert_eq!(Target::parse(l), Ok(Target::Cusparse(CusparseAlg::Default)));
+        }
+        let alg2 = format!("cusparse:{}", CusparseAlg::CsrAlg2);
+        assert_eq!(
+            Target::parse(&alg2),
+            Ok(Target::Cusparse(CusparseAlg::CsrAlg2))
+        );
+        assert!(Target::parse("cusparse:alg9").is_err());
+        assert!(Target::parse("fastest").unwrap_err().contains("cusparse"));
+    }
+}
