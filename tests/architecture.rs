@@ -177,3 +177,35 @@ fn the_checker_sees_imports_and_ignores_comments_and_tests() {
         .1
         .contains(&"methods"));
 }
+
+/// No file of the library or the CLI does three jobs: none is over 900 lines (unit tests may
+/// sit beside a module in `tests.rs` or `<module>_tests.rs`, and are not counted).
+#[test]
+fn no_source_file_is_over_900_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    if !src.is_dir() {
+        println!(
+            "skipped: the source tree {} is not on this machine",
+            src.display()
+        );
+        return;
+    }
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let name = f.file_name().unwrap().to_string_lossy();
+            name != "tests.rs" && !name.ends_with("_tests.rs")
+        })
+        .filter_map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            (n > 900).then(|| format!("{} ({n} lines)", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over 900 lines:\n{}",
+        long.join("\n")
+    );
+}

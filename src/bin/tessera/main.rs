@@ -5,6 +5,7 @@
 mod bench;
 mod e2e;
 mod plot;
+mod report;
 
 use bench::{cmd_bench, run_typed, BenchArgs};
 use clap::{Args, Parser, Subcommand};
