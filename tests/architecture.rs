@@ -46,7 +46,10 @@ fn allowed(rel: &str) -> Option<(&'static str, &'static [&'static str])> {
         (
             "bench/",
             "bench",
-            &["bench", "backend", "types", "error", "scalar", "csr"],
+            &[
+                "bench", "api", "matrix", "handle", "select", "methods", "backend", "types",
+                "error", "scalar", "csr",
+            ],
         ),
         (
             "api/",

@@ -1,4 +1,5 @@
-//! Measuring tessera against its peers: the cuSPARSE baseline and the device's copy bandwidth.
+//! Measuring tessera against its peers: the cuSPARSE baseline, the device's copy bandwidth, and
+//! what tessera adds to a product beyond its kernel (`overhead`).
 //! No `tessera_*` call and no product path uses this module; it serves `tessera bench`, the GPU
 //! tests and anyone comparing tessera with what they would otherwise call.
 //!
@@ -7,5 +8,6 @@
 
 pub mod bandwidth;
 pub mod cusparse;
+pub mod overhead;
 
 pub use bandwidth::copy_bandwidth_gbs;

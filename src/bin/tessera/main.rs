@@ -60,6 +60,10 @@ enum Command {
         #[command(flatten)]
         opts: RunOpts,
     },
+    /// What tessera adds to a product beyond its kernel: a one-row product launched bare, through
+    /// the Rust API and through the C API, and the C API's call on an empty matrix; host and
+    /// CUDA-event microseconds per call (CUDA only).
+    Overhead,
     /// Checks every method against the f64 host reference (both operations, several alpha/beta,
     /// NaN in y when beta = 0); exits 1 if any result is off.
     Verify {
@@ -277,6 +281,20 @@ fn tolerance(eps: f64, max_row: usize) -> f64 {
     10.0 * eps * ((max_row.max(1)) as f64).sqrt() * 4.0
 }
 
+fn cmd_overhead() -> Result<bool, String> {
+    let probes = tessera::bench::overhead::run(0).map_err(|e| format!("overhead: {e}"))?;
+    println!("{:<78} {:>10} {:>10}", "per call", "host us", "event us");
+    for p in &probes {
+        println!(
+            "{:<78} {:>10.3} {:>10}",
+            p.what,
+            p.host_us,
+            p.event_us.map_or("-".to_string(), |e| format!("{e:.3}"))
+        );
+    }
+    Ok(true)
+}
+
 fn cmd_info(backend: &str, specs: &[String], o: &RunOpts) -> Result<bool, String> {
     let s = setup(backend, o, "auto")?;
     // "auto (f64)", "csr_vector (f32)", ...: one column wide enough for every requested method.
@@ -418,6 +436,7 @@ fn main() -> ExitCode {
             &default,
         ),
         Some(Command::Info { specs, opts }) => cmd_info(&cli.backend, specs, opts),
+        Some(Command::Overhead) => cmd_overhead(),
         Some(Command::Verify { specs, opts }) => cmd_verify(&cli.backend, specs, opts),
         Some(Command::Bench {
             specs,
