@@ -40,22 +40,38 @@ impl std::fmt::Debug for Device {
     }
 }
 
-/// Makes a context current for a scope, restoring the previous one on drop.
-pub(crate) struct CtxGuard(());
+/// Makes a context current for a scope, restoring the previous one on drop. When the context
+/// is current already (a caller of the CUDA runtime on the primary context, the common case)
+/// nothing is pushed or popped: one driver call per entry instead of two.
+pub(crate) struct CtxGuard {
+    pushed: bool,
+}
 
 impl CtxGuard {
     fn push(ctx: sys::CUcontext) -> Result<CtxGuard> {
         // SAFETY: ctx is a retained primary context, alive while its Device is.
         check(unsafe { sys::cuCtxPushCurrent_v2(ctx) }, "cuCtxPushCurrent")?;
-        Ok(CtxGuard(()))
+        Ok(CtxGuard { pushed: true })
+    }
+
+    fn enter(ctx: sys::CUcontext) -> Result<CtxGuard> {
+        let mut current = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; querying the calling thread's current context.
+        let r = unsafe { sys::cuCtxGetCurrent(&mut current) };
+        if r == sys::CUresult::CUDA_SUCCESS && current == ctx {
+            return Ok(CtxGuard { pushed: false });
+        }
+        CtxGuard::push(ctx)
     }
 }
 
 impl Drop for CtxGuard {
     fn drop(&mut self) {
-        let mut old = std::ptr::null_mut();
-        // SAFETY: pops the context this guard pushed on this thread.
-        let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut old) };
+        if self.pushed {
+            let mut old = std::ptr::null_mut();
+            // SAFETY: pops the context this guard pushed on this thread.
+            let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut old) };
+        }
     }
 }
 
@@ -150,9 +166,10 @@ impl Device {
         })
     }
 
-    /// Pushes this device's context on the calling thread until the guard drops.
+    /// Makes this device's context current on the calling thread until the guard drops (a
+    /// push and a pop, unless it is current already).
     pub(crate) fn enter(&self) -> Result<CtxGuard> {
-        CtxGuard::push(self.ctx)
+        CtxGuard::enter(self.ctx)
     }
 
     /// The device ordinal.

@@ -19,6 +19,7 @@ fn candidates(name: &str) -> Vec<String> {
 /// and panics when it is missing). [`probe_libraries`] checks them all up front, so an old
 /// driver is a NO_DEVICE sentence rather than a panic; a unit test keeps the list complete.
 pub const DRIVER_SYMBOLS: &[&str] = &[
+    "cuCtxGetCurrent",
     "cuCtxPopCurrent_v2",
     "cuCtxPushCurrent_v2",
     "cuDeviceGet",
