@@ -59,7 +59,7 @@ fn status(s: tessera_status, what: &str) -> Result<()> {
 
 /// The probes, on the Rust handle `h` and the C API handle `c` (both CUDA, same device, both on
 /// the default stream).
-pub fn call_overhead(h: &Handle, c: tessera_handle) -> Result<Vec<Probe>> {
+fn call_overhead(h: &Handle, c: tessera_handle) -> Result<Vec<Probe>> {
     let dev = h
         .cuda()
         .ok_or_else(|| Error::InvalidValue("the overhead probe needs a CUDA handle".into()))?;
@@ -78,6 +78,56 @@ pub fn call_overhead(h: &Handle, c: tessera_handle) -> Result<Vec<Probe>> {
     let rp = DeviceVec::from_slice(dev, &[0i32, 1])?;
     let ci = DeviceVec::from_slice(dev, &[0i32])?;
     let va = DeviceVec::from_slice(dev, &[2.0f64])?;
+    // 0. The bare driver call: cuLaunchKernel with the context made current once, outside the
+    // loop, and the argument slots built once.
+    {
+        let _ctx = dev.enter()?;
+        let (mut rows, mut rep) = (1i32, 1i32);
+        let (mut a_rp, mut a_ci, mut a_va) = (rp.addr(), ci.addr(), va.addr());
+        let (mut a_x, mut a_y) = (x.addr(), y.addr());
+        let (mut alpha, mut beta) = (1.0f64, 0.0f64);
+        let mut params: [*mut c_void; 9] = [
+            (&mut rows as *mut i32).cast(),
+            (&mut a_rp as *mut u64).cast(),
+            (&mut a_ci as *mut u64).cast(),
+            (&mut a_va as *mut u64).cast(),
+            (&mut a_x as *mut u64).cast(),
+            (&mut a_y as *mut u64).cast(),
+            (&mut alpha as *mut f64).cast(),
+            (&mut beta as *mut f64).cast(),
+            (&mut rep as *mut i32).cast(),
+        ];
+        let raw = f.raw();
+        let mut call = || {
+            // SAFETY: csr_vector_spmv_f64's nine parameters, each slot alive for the call (the
+            // locals above); the context is current (`_ctx`); one block of 128 threads.
+            let r = unsafe {
+                cudarc::driver::sys::cuLaunchKernel(
+                    raw,
+                    1,
+                    1,
+                    1,
+                    128,
+                    1,
+                    1,
+                    0,
+                    stream.raw(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            if r == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+                Ok(())
+            } else {
+                Err(Error::ExecutionFailed(format!("cuLaunchKernel: {r:?}")))
+            }
+        };
+        out.push(Probe {
+            what: "bare cuLaunchKernel (context current, arguments built once)",
+            host_us: host_us(stream, h, &mut call)?,
+            event_us: Some(Timer::new(dev)?.median_ms(stream, 3, 7, &mut call)? * 1e3),
+        });
+    }
     let bare = || {
         let args = KernelArgs::new()
             .push(1i32)

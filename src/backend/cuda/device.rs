@@ -392,6 +392,14 @@ unsafe impl Send for Function {}
 // SAFETY: as above.
 unsafe impl Sync for Function {}
 
+impl Function {
+    /// The driver's handle, for measuring a launch with nothing of tessera around it
+    /// (`bench::overhead`).
+    pub(crate) fn raw(&self) -> sys::CUfunction {
+        self.f
+    }
+}
+
 impl std::fmt::Debug for Function {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Function({})", self.name)
