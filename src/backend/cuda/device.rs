@@ -8,6 +8,9 @@ use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+/// A kernel specialisation by its file name and define values.
+type SpecName = (&'static str, Vec<i64>);
+
 /// A CUDA device opened through its primary context, with the properties tessera uses and the
 /// in-memory module cache. Shared (`Arc`) by every handle, matrix and buffer of the device; the
 /// primary context is released when the last of them goes.
@@ -22,6 +25,10 @@ pub struct Device {
     max_block: u32,
     total_mem: usize,
     modules: Mutex<HashMap<[u8; 32], Arc<Module>>>,
+    /// The modules of the embedded kernel files by file name and define values: found without
+    /// putting the text together and hashing it (about 0.1 ms a lookup, several per analysis),
+    /// which is valid only while no file is replaced through `TESSERA_KERNELS_DIR`.
+    embedded: Mutex<HashMap<SpecName, Arc<Module>>>,
 }
 
 // SAFETY: a CUcontext and CUdevice are process-wide driver handles, valid from any thread;
@@ -163,6 +170,7 @@ impl Device {
             max_block,
             total_mem,
             modules: Mutex::new(HashMap::new()),
+            embedded: Mutex::new(HashMap::new()),
         })
     }
 
@@ -231,9 +239,27 @@ impl Device {
     /// built-in architecture runs here and the kernel text is the embedded one), else from the
     /// disk cache, else compiled with NVRTC (and written to the disk cache).
     pub(crate) fn module(&self, spec: &kernels::KernelSpec) -> Result<Arc<Module>> {
-        let source = spec.source();
         // A compilation or load fault armed for a test reaches NVRTC and the driver every time.
         let bypass = fault::bypass_module_cache();
+        let embedded = !bypass && std::env::var_os("TESSERA_KERNELS_DIR").is_none();
+        let short = (spec.file_name(), spec.values().to_vec());
+        if embedded {
+            let known = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(m) = known.get(&short) {
+                return Ok(m.clone());
+            }
+        }
+        let module = self.module_by_text(spec, bypass)?;
+        if embedded {
+            let mut known = self.embedded.lock().unwrap_or_else(|p| p.into_inner());
+            known.insert(short, module.clone());
+        }
+        Ok(module)
+    }
+
+    /// [`Device::module`] by the full text and options: memory, built in, disk cache, NVRTC.
+    fn module_by_text(&self, spec: &kernels::KernelSpec, bypass: bool) -> Result<Arc<Module>> {
+        let source = spec.source();
         if let Some(arch) = self.builtin_arch().filter(|_| !bypass) {
             // The options carry the define values: one key per specialisation.
             let key = cache::key(&source, &spec.options(arch), arch, builtin::nvrtc_version());
@@ -312,6 +338,10 @@ impl Drop for Device {
     fn drop(&mut self) {
         // Modules unload with the context current (Module::drop pushes it), then the context's
         // reference is released.
+        self.embedded
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         self.modules
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
