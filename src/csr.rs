@@ -133,6 +133,102 @@ pub(crate) fn try_vec_filled<V: Clone>(n: usize, v: V, what: &str) -> Result<Vec
     Ok(out)
 }
 
+/// Entries below which the host passes over a CSR run on one thread: spawning costs more.
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// Up to 8 threads for `n` entries (1 below [`PARALLEL_MIN`]).
+fn threads_for(n: usize) -> usize {
+    if n < PARALLEL_MIN {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(8)
+        .min(n / (PARALLEL_MIN / 4))
+        .max(1)
+}
+
+/// `dst[k] = src[k] - base` for every column, checking `base <= src[k] < base + cols`, in
+/// parallel chunks; the lowest out-of-range `k`, if any (then `dst` is partly written).
+fn rebase_columns<I: Copy + Into<i64> + Send + Sync>(
+    src: &[I],
+    base: i64,
+    cols: usize,
+    dst: &mut [i32],
+) -> Option<usize> {
+    let n = src.len();
+    let chunk = n.div_ceil(threads_for(n)).max(1);
+    let run = |s: &[I], d: &mut [i32]| -> Option<usize> {
+        let mut bad = None;
+        for (i, (&c, o)) in s.iter().zip(d.iter_mut()).enumerate() {
+            let c: i64 = c.into();
+            let r = c - base;
+            if r < 0 || r >= cols as i64 {
+                bad.get_or_insert(i);
+            }
+            *o = r as i32;
+        }
+        bad
+    };
+    if chunk >= n {
+        return run(src, dst);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = src
+            .chunks(chunk)
+            .zip(dst.chunks_mut(chunk))
+            .enumerate()
+            .map(|(i, (s, d))| scope.spawn(move || run(s, d).map(|k| i * chunk + k)))
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("a column check thread panicked"))
+            .min()
+    })
+}
+
+/// `dst.copy_from_slice(src)` in parallel chunks on a large array.
+fn copy_parallel<V: Copy + Send + Sync>(src: &[V], dst: &mut [V]) {
+    let n = src.len();
+    let chunk = n.div_ceil(threads_for(n)).max(1);
+    if chunk >= n {
+        dst.copy_from_slice(src);
+        return;
+    }
+    std::thread::scope(|scope| {
+        for (s, d) in src.chunks(chunk).zip(dst.chunks_mut(chunk)) {
+            scope.spawn(move || d.copy_from_slice(s));
+        }
+    });
+}
+
+/// True when some row's columns are not sorted (rows checked in parallel chunks).
+fn any_row_unsorted(row_ptr: &[i32], col_ind: &[i32]) -> bool {
+    let rows = row_ptr.len().saturating_sub(1);
+    let unsorted_in = |r0: usize, r1: usize| {
+        (r0..r1).any(|r| {
+            let s = &col_ind[row_ptr[r] as usize..row_ptr[r + 1] as usize];
+            s.windows(2).any(|w| w[0] > w[1])
+        })
+    };
+    let t = threads_for(col_ind.len());
+    if t == 1 || rows < t {
+        return unsorted_in(0, rows);
+    }
+    let per = rows.div_ceil(t);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..t)
+            .map(|i| {
+                let (r0, r1) = (i * per, ((i + 1) * per).min(rows));
+                scope.spawn(move || r0 < r1 && unsorted_in(r0, r1))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .any(|h| h.join().expect("a sort check thread panicked"))
+    })
+}
+
 impl<T: Scalar> Csr<T> {
     /// Validates the caller's arrays and copies them into tessera's own CSR.
     ///
@@ -190,22 +286,25 @@ impl<T: Scalar> Csr<T> {
         }
         let mut row_ptr = try_vec(rows + 1, "row_ptr")?;
         row_ptr.extend((0..=rows).map(|i| (p.row_ptr.get(i) - base) as i32));
-        let mut col_ind = try_vec(nnz, "col_ind")?;
-        for row in 0..rows {
-            for k in row_ptr[row] as usize..row_ptr[row + 1] as usize {
-                let c = p.col_ind.get(k);
-                if c < base || c - base >= cols as i64 {
-                    return Err(Error::InvalidMatrix(format!(
-                        "col_ind[{k}] = {c} (row {}) is out of range: with cols = {cols} and base {base} columns run from {base} to {}",
-                        row as i64 + base,
-                        cols as i64 - 1 + base
-                    )));
-                }
-                col_ind.push((c - base) as i32);
-            }
+        // row_ptr is valid, so the entries of the rows are exactly 0..nnz in order: every
+        // column is checked and rebased in one pass over the array (in parallel chunks on a
+        // large matrix), and the row of a bad one is found only for the message.
+        let mut col_ind = try_vec_filled(nnz, 0i32, "col_ind")?;
+        let bad = match p.col_ind {
+            Indices::I32(s) => rebase_columns(s, base, cols, &mut col_ind),
+            Indices::I64(s) => rebase_columns(s, base, cols, &mut col_ind),
+        };
+        if let Some(k) = bad {
+            let c = p.col_ind.get(k);
+            let row = row_ptr.partition_point(|&e| e as usize <= k) - 1;
+            return Err(Error::InvalidMatrix(format!(
+                "col_ind[{k}] = {c} (row {}) is out of range: with cols = {cols} and base {base} columns run from {base} to {}",
+                row as i64 + base,
+                cols as i64 - 1 + base
+            )));
         }
-        let mut values = try_vec(nnz, "values")?;
-        values.extend_from_slice(p.values);
+        let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
+        copy_parallel(p.values, &mut values);
         let mut csr = Csr {
             rows,
             cols,
@@ -264,10 +363,7 @@ impl<T: Scalar> Csr<T> {
     /// Sorts the columns of every row (stable, so duplicates keep their order) and remembers
     /// where each caller entry went.
     fn sort_rows(&mut self) -> Result<()> {
-        let unsorted = (0..self.rows).any(|r| {
-            let s = &self.col_ind[self.row_ptr[r] as usize..self.row_ptr[r + 1] as usize];
-            s.windows(2).any(|w| w[0] > w[1])
-        });
+        let unsorted = any_row_unsorted(&self.row_ptr, &self.col_ind);
         if !unsorted {
             return Ok(());
         }
@@ -476,6 +572,66 @@ impl<T: Scalar> Csr<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Large enough for the parallel passes (several chunks): 2^21 rows of one entry, then of
+    /// two entries in reverse order.
+    #[test]
+    fn large_matrices_report_the_first_bad_column_and_sort_rows_like_small_ones() {
+        let n = 1usize << 21;
+        let row_ptr: Vec<i32> = (0..=n as i32).collect();
+        let mut col: Vec<i32> = (0..n as i32).map(|r| r % 7).collect();
+        let values = vec![1.0f64; n];
+        col[1_500_000] = 9;
+        col[n - 1] = -1;
+        fn parts<'a>(
+            n: usize,
+            row_ptr: &'a [i32],
+            c: &'a [i32],
+            values: &'a [f64],
+        ) -> CsrParts<'a, f64> {
+            CsrParts {
+                rows: n as i64,
+                cols: 7,
+                nnz: n as i64,
+                row_ptr: Indices::I32(row_ptr),
+                col_ind: Indices::I32(c),
+                values,
+                base: IndexBase::Zero,
+            }
+        }
+        let e = Csr::from_parts(parts(n, &row_ptr, &col, &values)).unwrap_err();
+        assert!(
+            e.detail()
+                .starts_with("col_ind[1500000] = 9 (row 1500000) is out of range"),
+            "{}",
+            e.detail()
+        );
+        col[1_500_000] = 3;
+        col[n - 1] = 2;
+        let a = Csr::from_parts(parts(n, &row_ptr, &col, &values)).unwrap();
+        assert_eq!(a.col_ind()[1_500_000], 3);
+        assert!(a.input_map().is_none(), "one entry per row is sorted");
+        // Two entries per row, the last row reversed: only it is reordered.
+        let rp2: Vec<i32> = (0..=n as i32 / 2).map(|r| 2 * r).collect();
+        let mut c2: Vec<i32> = (0..n as i32).map(|k| k % 2).collect();
+        c2.swap(n - 2, n - 1);
+        let p2 = CsrParts {
+            rows: (n / 2) as i64,
+            cols: 2,
+            nnz: n as i64,
+            row_ptr: Indices::I32(&rp2),
+            col_ind: Indices::I32(&c2),
+            values: &values,
+            base: IndexBase::Zero,
+        };
+        let b = Csr::from_parts(p2).unwrap();
+        assert_eq!(&b.col_ind()[n - 2..], &[0, 1]);
+        let map = b.input_map().expect("a row was reordered");
+        assert_eq!(
+            (map[n - 2], map[n - 1], map[0]),
+            (n as u32 - 1, n as u32 - 2, 0)
+        );
+    }
 
     fn parts<'a>(
         rows: i64,
