@@ -227,6 +227,25 @@ mod tests {
     }
 
     #[test]
+    fn built_in_kernels_cover_every_specialisation_for_every_architecture_or_none() {
+        use crate::backend::cuda::builtin;
+        let specs = kernel_specs();
+        if let Some(why) = builtin::none_because() {
+            println!("skipped: no kernels built in ({why})");
+            assert_eq!(builtin::count(), 0);
+            return;
+        }
+        for &arch in builtin::archs() {
+            for s in &specs {
+                let img = builtin::image(s, &s.source(), arch)
+                    .unwrap_or_else(|| panic!("{} for sm_{arch} is not built in", s.label()));
+                assert!(img.starts_with(b"\x7fELF"), "{} sm_{arch}", s.label());
+            }
+        }
+        assert_eq!(builtin::count(), specs.len() * builtin::archs().len());
+    }
+
+    #[test]
     fn the_transpose_kernel_takes_every_coop_csr_vector_can_choose() {
         for c in csr_vector::params::COOP_VALUES {
             assert!(kernels::TRANSPOSE_COOP_VALUES.contains(c), "COOP {c}");

@@ -22,8 +22,8 @@ pub(crate) fn suffix<T: Scalar>() -> &'static str {
 /// Threads per block of the element-wise kernels.
 const UTIL_BLOCK: u32 = 256;
 
-/// How the generic transpose kernel walks the CSR rows (the methods choose it: see
-/// `methods::transpose::gpu_launch`).
+/// How the generic transpose kernel walks the CSR rows; the caller of [`GpuCsr::upload`]
+/// chooses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransposeLaunch {
     /// Threads cooperating on one row: one of [`kernels::TRANSPOSE_COOP_VALUES`].

@@ -1,10 +1,10 @@
 //! Loading CUDA: the driver library and NVRTC are opened at run time (cudarc with
 //! `dynamic-loading`), and cudarc panics when a library or a symbol is missing, so before the
-//! first CUDA call [`probe_libraries`] checks, with the very names cudarc will try, that both
-//! load and have every symbol tessera calls, and answers NO_DEVICE with a sentence naming what
-//! is missing. Also the mapping of driver errors to tessera's statuses.
+//! first CUDA call [`probe_driver`] checks, with the very names cudarc will try, that the driver
+//! loads and has every symbol tessera calls (NVRTC is checked by `nvrtc::probe` where a device
+//! needs it), and answers NO_DEVICE with a sentence naming what is missing. Also the mapping of
+//! driver errors to tessera's statuses.
 
-use super::nvrtc;
 use crate::error::{Error, Result};
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys;
@@ -16,7 +16,7 @@ fn candidates(name: &str) -> Vec<String> {
 }
 
 /// Every driver function tessera calls (through cudarc, which looks each symbol up on first use
-/// and panics when it is missing). [`probe_libraries`] checks them all up front, so an old
+/// and panics when it is missing). [`probe_driver`] checks them all up front, so an old
 /// driver is a NO_DEVICE sentence rather than a panic; a unit test keeps the list complete.
 pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxGetCurrent",
@@ -87,12 +87,6 @@ fn try_load(name: &str, symbols: &[&str]) -> std::result::Result<(), String> {
     }
     why.dedup();
     Err(why.into_iter().next().unwrap_or_default())
-}
-
-/// Checks that the CUDA driver library and NVRTC can be loaded, naming what is missing.
-pub fn probe_libraries() -> Result<()> {
-    probe_driver()?;
-    nvrtc::probe()
 }
 
 /// Checks that the CUDA driver library can be loaded and has every symbol tessera calls. (NVRTC

@@ -35,7 +35,7 @@ pub use device::{Device, Function, Module};
 pub(crate) use launching::MAX_KERNEL_ARGS;
 pub(crate) use launching::{launch, launch_shared, KernelArgs};
 pub(crate) use loading::check;
-pub use loading::{probe_driver, probe_libraries, DRIVER_SYMBOLS};
+pub use loading::{probe_driver, DRIVER_SYMBOLS};
 pub use memory::{
     check_device_accessible, copy_to_device, copy_to_host, pointer_info, DeviceBuffer, DeviceVec,
     MemKind, PtrInfo,
