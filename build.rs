@@ -244,20 +244,7 @@ struct Job {
 fn jobs(archs: &[i32]) -> Vec<Job> {
     let mut out = Vec::new();
     for &file in FILES {
-        let mut combos: Vec<Vec<i64>> = vec![vec![]];
-        for (_, allowed) in file.defines {
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    allowed.iter().map(move |v| {
-                        let mut c = c.clone();
-                        c.push(*v);
-                        c
-                    })
-                })
-                .collect();
-        }
-        for values in combos {
+        for values in file.value_combinations() {
             for &arch in archs {
                 out.push(Job {
                     file,

@@ -13,6 +13,27 @@ pub struct KernelFile {
     pub defines: &'static [(&'static str, &'static [i64])],
 }
 
+impl KernelFile {
+    /// Every specialisation's define values, in the order of `defines`: the cartesian product
+    /// of each define's allowed values (one empty list for a file without defines).
+    pub fn value_combinations(&self) -> Vec<Vec<i64>> {
+        let mut combos: Vec<Vec<i64>> = vec![vec![]];
+        for (_, allowed) in self.defines {
+            combos = combos
+                .iter()
+                .flat_map(|c| {
+                    allowed.iter().map(move |&v| {
+                        let mut c = c.clone();
+                        c.push(v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        combos
+    }
+}
+
 /// The full text NVRTC compiles: `common.cuh`, then the file, with `#line` so that errors name
 /// the right file and line (NVRTC has no include path here).
 pub fn full_source(common: &str, name: &str, text: &str) -> String {

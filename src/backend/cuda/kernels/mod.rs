@@ -128,20 +128,7 @@ fn override_summary_for(files: &[&KernelFile], dir: &std::path::Path) -> String 
 pub fn all_specs(files: &[&'static KernelFile]) -> Vec<KernelSpec> {
     let mut out = Vec::new();
     for &file in files {
-        let mut combos: Vec<Vec<i64>> = vec![vec![]];
-        for (_, allowed) in file.defines {
-            combos = combos
-                .into_iter()
-                .flat_map(|c| {
-                    allowed.iter().map(move |v| {
-                        let mut c = c.clone();
-                        c.push(*v);
-                        c
-                    })
-                })
-                .collect();
-        }
-        for values in combos {
+        for values in file.value_combinations() {
             out.push(KernelSpec { file, values });
         }
     }
