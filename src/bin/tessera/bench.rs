@@ -5,7 +5,7 @@
 use crate::e2e::{self, Pipeline, Source, NS};
 use crate::plot;
 use crate::report::*;
-use crate::{load, random_x, rel_error, setup, tolerance, RunOpts, Setup, DEFAULT_SPEC};
+use crate::{load, rel_error, setup, tolerance, RunOpts, Setup, DEFAULT_SPEC};
 use std::time::Instant;
 use tessera::backend::cuda::DeviceVec;
 use tessera::bench::cusparse::Preprocess;
@@ -33,13 +33,7 @@ fn run_one<T: Scalar>(
     let mut m = Matrix::from_csr(&s.handle, csr);
     m.analyze(&s.handle, alg, s.tuning)?;
     let info = m.info();
-    let x64 = random_x(a64.cols(), 42);
-    let x: Vec<T> = x64.iter().map(|&v| T::from_f64(v)).collect();
-    let xr: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
-    let mut want = vec![0.0; a64.rows()];
-    m.csr()
-        .convert::<f64>()
-        .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
+    let (x, want, _) = e2e::inputs(m.csr());
     if let Some(dev) = s.handle.cuda() {
         return run_one_gpu(s, dev, m, &x, &want, time_batches);
     }
@@ -272,14 +266,7 @@ fn cusparse_rows<T: Scalar>(
         return vec![];
     };
     let a: Csr<T> = a64.convert();
-    let x: Vec<T> = random_x(a.cols(), 42)
-        .into_iter()
-        .map(T::from_f64)
-        .collect();
-    let xr: Vec<f64> = x.iter().map(|v| v.to_f64()).collect();
-    let mut want = vec![0.0; a.rows()];
-    a.convert::<f64>()
-        .spmv_f64(Operation::NonTranspose, 1.0, &xr, 0.0, &mut want);
+    let (x, want, _) = e2e::inputs(&a);
     let val = std::mem::size_of::<T>();
     let base = |label: String| BenchRow {
         matrix: name.to_string(),

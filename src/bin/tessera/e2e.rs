@@ -117,7 +117,7 @@ fn median_first(mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, Strin
 }
 
 /// x (as the checked run draws it), the f64 reference y = A x, and the tolerance of the check.
-fn inputs<T: Scalar>(csr: &Csr<T>) -> (Vec<T>, Vec<f64>, f64) {
+pub(crate) fn inputs<T: Scalar>(csr: &Csr<T>) -> (Vec<T>, Vec<f64>, f64) {
     let x: Vec<T> = random_x(csr.cols(), 42)
         .into_iter()
         .map(T::from_f64)
