@@ -140,6 +140,23 @@ fn check(got: &[f64], want: &[f64], tol: f64, what: &str) -> Result<(), String> 
     }
 }
 
+/// [`check`] of a y in device memory (copied back after the work on `stream`).
+fn check_device<T: Scalar>(
+    dy: &DeviceVec<T>,
+    stream: Stream,
+    want: &[f64],
+    tol: f64,
+    what: &str,
+) -> Result<(), String> {
+    let got: Vec<f64> = dy
+        .to_vec(stream)
+        .map_err(text)?
+        .iter()
+        .map(|v| v.to_f64())
+        .collect();
+    check(&got, want, tol, what)
+}
+
 /// The caller's arrays as `Matrix::new` takes them (tessera's CSR: `i32`, base 0).
 fn parts<'a, T: Scalar>(
     csr: &Csr<T>,
@@ -249,13 +266,7 @@ fn tessera_first_typed<T: Scalar>(
         .map_err(text)?;
         h.synchronize().map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let got: Vec<f64> = dy
-            .to_vec(stream)
-            .map_err(text)?
-            .iter()
-            .map(|v| v.to_f64())
-            .collect();
-        check(&got, &want, tol, "from device arrays")?;
+        check_device(&dy, stream, &want, tol, "from device arrays")?;
         drop(m);
         Ok(ms)
     };
@@ -297,13 +308,7 @@ pub(crate) fn cusparse_first<T: Scalar>(
         op.spmv(dx.addr(), dy.addr()).map_err(text)?;
         cuda::synchronize(dev, stream).map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let got: Vec<f64> = dy
-            .to_vec(stream)
-            .map_err(text)?
-            .iter()
-            .map(|v| v.to_f64())
-            .collect();
-        check(&got, &want, tol, &format!("cuSPARSE {alg} {pre}"))?;
+        check_device(&dy, stream, &want, tol, &format!("cuSPARSE {alg} {pre}"))?;
         drop(op);
         Ok(ms)
     };
