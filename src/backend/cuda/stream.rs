@@ -205,11 +205,6 @@ impl Timer {
         self.reps = want.clamp(*reps.start(), *reps.end());
     }
 
-    /// Calls per batch.
-    pub fn reps(&self) -> usize {
-        self.reps
-    }
-
     /// One warm-up call of `f` (which queues one call's work on `stream`), then one batch
     /// between the events: milliseconds per call. Waits for the stream.
     pub fn time(&self, stream: Stream, mut f: impl FnMut() -> Result<()>) -> Result<f64> {

@@ -54,20 +54,6 @@ impl SlotRing {
         })
     }
 
-    /// Slots in the ring.
-    pub fn len(&self) -> usize {
-        self.order
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .done
-            .len()
-    }
-
-    /// Always false: a ring has at least one slot.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Runs `launches(slot)` on `stream` with the next of the first `active` slots (all when
     /// `active` is 0 or larger than the ring): acquire (wait on the device for the slot's
     /// previous user, unless it ran on this same stream or the stream is capturing), the

@@ -108,11 +108,6 @@ impl Tuner {
         })
     }
 
-    /// The stream products are timed on.
-    pub fn stream(&self) -> Stream {
-        self.stream
-    }
-
     /// Milliseconds per product of `run(x, y)`, which queues one product (alpha = 1, beta = 0)
     /// on the tuner's stream with the scratch x and y: one warm-up product, then a batch. The
     /// first call also calibrates the batch. Logged as `label`.
