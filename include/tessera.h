@@ -355,6 +355,12 @@ tessera_status tessera_create_csr(tessera_handle handle, tessera_matrix *A, int6
  * device. Must be called once before `tessera_spmv`; calling it again replaces the analysis.
  * A method this build does not implement is `TESSERA_STATUS_NOT_SUPPORTED`.
  *
+ * AUTO with `TESSERA_TUNING_NONE`, when it predicts a method with a format of its own (BRC,
+ * TILE), returns as soon as a method over the CSR arrays is ready and builds that format on a
+ * worker thread; a later `tessera_spmv` swaps it in once it is built (never waiting for it).
+ * `tessera_matrix_get_info` says which method runs and which is being built;
+ * `tessera_finish_background` waits for it; `TESSERA_BACKGROUND_BUILD=0` builds it here.
+ *
  * # Safety
  * `handle` and `A` must be NULL or live objects not used by another thread during the call.
  */
@@ -385,8 +391,24 @@ tessera_status tessera_spmv(tessera_handle handle, tessera_operation op, const v
 tessera_status tessera_update_values(tessera_handle handle, tessera_matrix A, const void *values);
 
 /**
- * Fills `info` with the chosen algorithm, its parameters as text, the bytes kept for the
- * matrix and the last analysis time.
+ * Waits for the format AUTO is building in the background for `A` (see `tessera_analyze`) and
+ * swaps it in, so that the next `tessera_spmv` runs it; a no-op when nothing is being built
+ * (also when the build failed: the method `A` runs keeps running, and
+ * `tessera_matrix_get_info` says why). For callers about to time the steady state, or who
+ * would rather pay for the build now. If the matrix's values changed since the build began,
+ * the new form's refresh is queued on `handle`'s stream (not waited for).
+ *
+ * # Safety
+ * `handle` and `A` must be NULL or live objects; products of `A` on other threads may run
+ * meanwhile (the swap waits for those in flight).
+ */
+tessera_status tessera_finish_background(tessera_handle handle, tessera_matrix A);
+
+/**
+ * Fills `info` with the method that runs now (what analyze chose, or the format AUTO's
+ * background build swapped in since), its parameters as text (prefixed, while a background
+ * build is pending or after it, with what is being built and when it swapped in), the bytes
+ * kept for the matrix (every form held) and the last analysis time.
  *
  * # Safety
  * `info` must be NULL or writable.

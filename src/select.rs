@@ -58,6 +58,12 @@ pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
     if even_short_rows {
         return Algorithm::Brc;
     }
+    over_csr(stats)
+}
+
+/// The heuristic's choice among the methods that run on the CSR arrays themselves (no format
+/// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`].
+pub fn over_csr(stats: &RowStats) -> Algorithm {
     let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
     let wide = stats.mean > 128.0;
     let large = stats.nnz >= 4_000_000 && stats.mean >= 10.0;
@@ -66,6 +72,35 @@ pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
     } else {
         Algorithm::CsrVector
     }
+}
+
+/// AUTO with TUNING_NONE when the heuristic picks a method with a format of its own (BRC,
+/// TILE): `Some((now, later))`, the method over the CSR arrays to run from the first product
+/// ([`over_csr`]) and the one to build in the background and swap in when ready. `None` when
+/// the heuristic's choice runs on the CSR itself (it is built at analyze, as every named
+/// method is), and when `TESSERA_BACKGROUND_BUILD=0` asks for the final format at analyze.
+pub fn background_plan(
+    stats: &RowStats,
+    requested: Algorithm,
+    tuning: Tuning,
+    deterministic: bool,
+) -> Option<(Algorithm, Algorithm)> {
+    if requested != Algorithm::Auto || tuning != Tuning::None || !background_enabled() {
+        return None;
+    }
+    let later = heuristic(stats, deterministic);
+    matches!(later, Algorithm::Brc | Algorithm::Tile).then(|| (over_csr(stats), later))
+}
+
+/// False when `TESSERA_BACKGROUND_BUILD` is `0` (or `off`, `false`, `no`).
+pub fn background_enabled() -> bool {
+    !matches!(
+        std::env::var("TESSERA_BACKGROUND_BUILD")
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str(),
+        "0" | "off" | "false" | "no"
+    )
 }
 
 /// Resolves the requested algorithm for a matrix with these statistics: AUTO by

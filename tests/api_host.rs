@@ -858,3 +858,57 @@ fn one_matrix_multiplied_from_four_threads_each_with_its_own_handle() {
         tessera_destroy(h0);
     }
 }
+
+/// AUTO's background build through the C API: analyze answers with CSR_VECTOR on a matrix
+/// whose heuristic format is BRC, `tessera_finish_background` swaps BRC in, info says so;
+/// NULL arguments and an unanalyzed matrix get their statuses.
+#[test]
+fn finish_background_swaps_in_the_format_auto_builds() {
+    let h = host();
+    // Rows of exactly 16 distinct columns: even short rows, over 1M non-zeros.
+    let (rows, k) = (70_000usize, 16usize);
+    let row_ptr: Vec<i32> = (0..=rows).map(|r| (r * k) as i32).collect();
+    let col_ind: Vec<i32> = (0..rows * k)
+        .map(|e| (((e / k) * 7919 + (e % k) * 4099) % rows) as i32)
+        .collect();
+    let mut col_ind = col_ind;
+    col_ind.chunks_mut(k).for_each(|c| c.sort_unstable());
+    let values: Vec<f64> = (0..rows * k).map(|e| 1.0 + (e % 5) as f64).collect();
+    let coo = Coo {
+        rows,
+        cols: rows,
+        row_ptr,
+        col_ind,
+        values,
+    };
+    let a = coo.create(h, TESSERA_INDEX_TYPE_I32, 0, TESSERA_VALUE_TYPE_F64);
+    // SAFETY: live handle and matrix; info is a valid out-pointer.
+    unsafe {
+        assert_eq!(
+            tessera_finish_background(h, a),
+            TESSERA_STATUS_NOT_ANALYZED,
+            "{}",
+            last_error()
+        );
+        assert_eq!(
+            tessera_analyze(h, a, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE),
+            0
+        );
+        assert_eq!(
+            tessera_finish_background(null_mut(), a),
+            TESSERA_STATUS_INVALID_HANDLE
+        );
+        assert_eq!(
+            tessera_finish_background(h, null_mut()),
+            TESSERA_STATUS_INVALID_HANDLE
+        );
+        assert_eq!(tessera_finish_background(h, a), 0, "{}", last_error());
+        let mut info = std::mem::zeroed::<tessera_matrix_info>();
+        assert_eq!(tessera_matrix_get_info(a, &mut info), 0);
+        assert_eq!(info.algorithm, TESSERA_ALGORITHM_BRC);
+        let params = CStr::from_ptr(info.params.as_ptr()).to_string_lossy();
+        assert!(params.contains("built in the background"), "{params}");
+        assert_eq!(tessera_destroy_matrix(a), 0);
+        assert_eq!(tessera_destroy(h), 0);
+    }
+}

@@ -32,10 +32,11 @@ fn allowed(rel: &str) -> Option<(&'static str, &'static [&'static str])> {
             &["methods", "backend", "types", "error", "scalar", "csr"],
         ),
         (
-            "matrix.rs",
+            "matrix/",
             "matrix",
             &[
-                "handle", "select", "methods", "backend", "types", "error", "scalar", "csr",
+                "matrix", "handle", "select", "methods", "backend", "types", "error", "scalar",
+                "csr",
             ],
         ),
         (

@@ -202,6 +202,12 @@ pub unsafe extern "C" fn tessera_create_csr(
 /// device. Must be called once before `tessera_spmv`; calling it again replaces the analysis.
 /// A method this build does not implement is `TESSERA_STATUS_NOT_SUPPORTED`.
 ///
+/// AUTO with `TESSERA_TUNING_NONE`, when it predicts a method with a format of its own (BRC,
+/// TILE), returns as soon as a method over the CSR arrays is ready and builds that format on a
+/// worker thread; a later `tessera_spmv` swaps it in once it is built (never waiting for it).
+/// `tessera_matrix_get_info` says which method runs and which is being built;
+/// `tessera_finish_background` waits for it; `TESSERA_BACKGROUND_BUILD=0` builds it here.
+///
 /// # Safety
 /// `handle` and `A` must be NULL or live objects not used by another thread during the call.
 #[no_mangle]
@@ -350,8 +356,37 @@ pub unsafe extern "C" fn tessera_update_values(
     })
 }
 
-/// Fills `info` with the chosen algorithm, its parameters as text, the bytes kept for the
-/// matrix and the last analysis time.
+/// Waits for the format AUTO is building in the background for `A` (see `tessera_analyze`) and
+/// swaps it in, so that the next `tessera_spmv` runs it; a no-op when nothing is being built
+/// (also when the build failed: the method `A` runs keeps running, and
+/// `tessera_matrix_get_info` says why). For callers about to time the steady state, or who
+/// would rather pay for the build now. If the matrix's values changed since the build began,
+/// the new form's refresh is queued on `handle`'s stream (not waited for).
+///
+/// # Safety
+/// `handle` and `A` must be NULL or live objects; products of `A` on other threads may run
+/// meanwhile (the swap waits for those in flight).
+#[no_mangle]
+pub unsafe extern "C" fn tessera_finish_background(
+    handle: tessera_handle,
+    A: tessera_matrix,
+) -> tessera_status {
+    guard("tessera_finish_background", || {
+        // SAFETY: a live handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        // SAFETY: a live matrix; only shared access is taken (products may run meanwhile).
+        let m = unsafe { ptr::matrix(A) }?;
+        match m {
+            AnyMatrix::F32(m) => m.finish_background(h),
+            AnyMatrix::F64(m) => m.finish_background(h),
+        }
+    })
+}
+
+/// Fills `info` with the method that runs now (what analyze chose, or the format AUTO's
+/// background build swapped in since), its parameters as text (prefixed, while a background
+/// build is pending or after it, with what is being built and when it swapped in), the bytes
+/// kept for the matrix (every form held) and the last analysis time.
 ///
 /// # Safety
 /// `info` must be NULL or writable.

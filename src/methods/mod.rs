@@ -120,6 +120,41 @@ pub trait GpuMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
     fn deterministic(&self) -> bool;
 }
 
+/// A method's format built on the host, waiting to go to the device: the host half of
+/// [`prepare_gpu`] with TUNING_NONE, split off by [`build_on_host`] so that AUTO can build a
+/// heavy format on a worker thread while products run on a lighter one.
+pub trait HostBuilt<T: Scalar>: Send {
+    /// The device half: uploads the format on `stream` (allocating), loads the kernels, and
+    /// returns the method ready to run once `stream`'s work is done.
+    fn upload(
+        self: Box<Self>,
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+    ) -> Result<Box<dyn GpuMethod<T>>>;
+}
+
+/// The host half of `alg`'s TUNING_NONE [`prepare_gpu`] on a device of `sm` SMs, for the
+/// methods whose format is worth building off the critical path (BRC and TILE: their host
+/// conversions take thousands of products' time on large matrices, notes/end-to-end.md); it
+/// makes no CUDA call. `None` for the others, whose set-up is one step (`prepare_gpu`).
+pub fn build_on_host<T: Scalar>(
+    alg: Algorithm,
+    sm: u32,
+    req: &Request<'_, T>,
+) -> Option<Result<Box<dyn HostBuilt<T>>>> {
+    fn boxed<T: Scalar, H: HostBuilt<T> + 'static>(
+        r: Result<H>,
+    ) -> Option<Result<Box<dyn HostBuilt<T>>>> {
+        Some(r.map(|h| Box::new(h) as Box<dyn HostBuilt<T>>))
+    }
+    match alg {
+        Algorithm::Brc => boxed(brc::cuda::BrcGpu::build_on_host(sm, req)),
+        Algorithm::Tile => boxed(tile::cuda::TileGpu::build_on_host(sm, req)),
+        _ => None,
+    }
+}
+
 /// The host backend has no SMs; the fixed rules that scale with the SM count use the device of
 /// the CSR-vector paper (Reguly & Giles: a Tesla C2070 with 14 SMs), so host parameters read like
 /// the paper's.

@@ -51,10 +51,13 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleLoadData",
     "cuModuleUnload",
     "cuPointerGetAttributes",
+    "cuStreamCreate",
+    "cuStreamDestroy_v2",
     "cuStreamGetCtx",
     "cuStreamIsCapturing",
     "cuStreamSynchronize",
     "cuStreamWaitEvent",
+    "cuThreadExchangeStreamCaptureMode",
 ];
 
 /// Loads the first of cudarc's candidate names for `name` that loads, and checks that it has

@@ -41,4 +41,6 @@ pub use memory::{
     MemKind, PtrInfo,
 };
 pub(crate) use stream::is_capturing;
-pub use stream::{check_stream, synchronize, Event, Stream, Timer};
+pub use stream::{
+    check_stream, relax_capture_mode, synchronize, Event, OwnedStream, Stream, Timer,
+};

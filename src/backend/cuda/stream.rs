@@ -65,6 +65,70 @@ pub fn synchronize(dev: &Device, stream: Stream) -> Result<()> {
     )
 }
 
+/// A stream tessera creates for its own work off the caller's streams (a format built in the
+/// background): non-blocking (it never waits for the legacy default stream), destroyed on drop.
+pub struct OwnedStream {
+    stream: Stream,
+    dev: Arc<Device>,
+}
+
+// SAFETY: a stream handle is process-wide; it is used with its context made current.
+unsafe impl Send for OwnedStream {}
+// SAFETY: as above; the driver calls on a stream are thread-safe.
+unsafe impl Sync for OwnedStream {}
+
+impl OwnedStream {
+    /// A new non-blocking stream of `dev`'s context.
+    pub fn new(dev: &Arc<Device>) -> Result<Self> {
+        let _g = dev.enter()?;
+        let mut s = std::ptr::null_mut();
+        // SAFETY: context current; s is a valid out-pointer.
+        check(
+            unsafe {
+                sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+            },
+            "cuStreamCreate",
+        )?;
+        Ok(OwnedStream {
+            stream: Stream(s as usize),
+            dev: dev.clone(),
+        })
+    }
+
+    /// The stream, to queue work on.
+    pub fn stream(&self) -> Stream {
+        self.stream
+    }
+
+    /// Waits for all work queued on it.
+    pub fn synchronize(&self) -> Result<()> {
+        synchronize(&self.dev, self.stream)
+    }
+}
+
+impl Drop for OwnedStream {
+    fn drop(&mut self) {
+        if let Ok(_g) = self.dev.enter() {
+            // SAFETY: the stream was created in this context and is destroyed once.
+            let _ = unsafe { sys::cuStreamDestroy_v2(self.stream.raw()) };
+        }
+    }
+}
+
+/// Lets the calling thread make calls a graph capture in another thread would otherwise forbid
+/// (`cuMemAlloc`, `cuStreamSynchronize`: CUDA's "potentially unsafe" calls, refused by default
+/// while any thread captures in global mode). For threads tessera owns, which never capture and
+/// whose work never touches a stream being captured: a caller capturing a product on its own
+/// thread while a format is built in the background must not see its capture invalidated.
+pub fn relax_capture_mode() -> Result<()> {
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: mode is a valid in/out pointer; this sets the calling thread's mode only.
+    check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    )
+}
+
 /// True while `stream` is being captured into a CUDA graph.
 pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
     let _g = dev.enter()?;

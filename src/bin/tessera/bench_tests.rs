@@ -43,6 +43,7 @@ fn sample_row(params: &str) -> BenchRow {
         first_dev_ms: dev,
         first_host_ms: host,
         spmv_ms: spmv,
+        measured: None,
     };
     BenchRow {
         matrix: "gen:uniform:1000000,16,1".into(),

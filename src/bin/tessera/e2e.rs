@@ -14,8 +14,8 @@ use tessera::bench::cusparse::{
     CusparseAlg, CusparseCsr, CusparseHandle, CusparseSpmv, Preprocess,
 };
 use tessera::{
-    Algorithm, BackendKind, Csr, CsrParts, Handle, IndexBase, Indices, Matrix, Operation, Scalar,
-    Tuning, ValueType,
+    Algorithm, BackendKind, BackgroundStatus, Csr, CsrParts, Handle, IndexBase, Indices, Matrix,
+    Operation, Scalar, Tuning, ValueType,
 };
 
 /// The numbers of products the end-to-end columns are given for.
@@ -70,6 +70,16 @@ pub(crate) struct Pipeline {
     pub(crate) first_dev_ms: f64,
     pub(crate) first_host_ms: f64,
     pub(crate) spmv_ms: f64,
+    /// The wall times to each of [`NS`] products, measured by running them, where the product
+    /// changes along the way (AUTO's background build): then they replace the model.
+    pub(crate) measured: Option<Measured>,
+}
+
+/// Wall milliseconds to each of [`NS`] products, from device arrays and from host arrays.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Measured {
+    pub(crate) dev: [f64; NS.len()],
+    pub(crate) host: [f64; NS.len()],
 }
 
 /// Where the CSR arrays start.
@@ -82,6 +92,12 @@ pub(crate) enum Source {
 impl Pipeline {
     /// first + (n - 1) * spmv_ms.
     pub(crate) fn e2e_ms(&self, n: u64, from: Source) -> f64 {
+        if let (Some(m), Some(i)) = (&self.measured, NS.iter().position(|&k| k == n)) {
+            return match from {
+                Source::Device => m.dev[i],
+                Source::Host => m.host[i],
+            };
+        }
         let first = match from {
             Source::Device => self.first_dev_ms,
             Source::Host => self.first_host_ms,
@@ -91,8 +107,16 @@ impl Pipeline {
 
     /// "name: first X ms from device arrays, Y ms from host arrays, then Z ms per product".
     pub(crate) fn describe(&self) -> String {
+        let measured = match &self.measured {
+            Some(m) => format!(
+                " (measured to {} products: {} ms from device arrays)",
+                NS.map(|n| n.to_string()).join(", "),
+                m.dev.map(|v| format!("{v:.3}")).join(", ")
+            ),
+            None => String::new(),
+        };
         format!(
-            "{}: first {:.4} ms from device arrays, {:.4} ms from host arrays, then {:.5} ms per product",
+            "{}: first {:.4} ms from device arrays, {:.4} ms from host arrays, then {:.5} ms per product{measured}",
             self.name, self.first_dev_ms, self.first_host_ms, self.spmv_ms
         )
     }
@@ -183,7 +207,7 @@ pub(crate) fn tessera_first(
     vt: ValueType,
     a64: &Csr<f64>,
     alg: Algorithm,
-) -> Result<(f64, f64), String> {
+) -> Result<(f64, f64, Option<Measured>), String> {
     match vt {
         ValueType::F32 => tessera_first_typed::<f32>(s, a64, alg),
         ValueType::F64 => tessera_first_typed::<f64>(s, a64, alg),
@@ -194,7 +218,7 @@ fn tessera_first_typed<T: Scalar>(
     s: &Setup,
     a64: &Csr<f64>,
     alg: Algorithm,
-) -> Result<(f64, f64), String> {
+) -> Result<(f64, f64, Option<Measured>), String> {
     let csr: Csr<T> = a64.convert();
     let (x, want, tol) = inputs(&csr);
     let h = &s.handle;
@@ -213,7 +237,7 @@ fn tessera_first_typed<T: Scalar>(
             check(&got, &want, tol, "host backend")?;
             Ok(ms)
         })?;
-        return Ok((ms, ms));
+        return Ok((ms, ms, None));
     };
     let stream = h.cuda_stream();
     let nan = vec![T::from_f64(f64::NAN); csr.rows()];
@@ -223,11 +247,9 @@ fn tessera_first_typed<T: Scalar>(
     let d_row_ptr = DeviceVec::from_slice(dev, csr.row_ptr()).map_err(text)?;
     let d_col_ind = DeviceVec::from_slice(dev, csr.col_ind()).map_err(text)?;
     let d_values = DeviceVec::from_slice(dev, csr.values()).map_err(text)?;
-    let mut one = |from: Source| -> Result<f64, String> {
-        dy.copy_from(&nan).map_err(text)?;
-        h.synchronize().map_err(text)?;
-        let t = Instant::now();
-        let m = match from {
+    // From the caller's arrays to an analyzed matrix, as a caller starting `from` there does.
+    let create = |from: Source| -> Result<Matrix<T>, String> {
+        Ok(match from {
             Source::Host => {
                 let mut m = Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
                     .map_err(text)?;
@@ -254,16 +276,19 @@ fn tessera_first_typed<T: Scalar>(
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }
-        };
-        m.spmv_device(
-            h,
-            Operation::NonTranspose,
-            T::ONE,
-            dx.addr(),
-            T::ZERO,
-            dy.addr(),
-        )
-        .map_err(text)?;
+        })
+    };
+    let (xa, ya) = (dx.addr(), dy.addr());
+    let product = |m: &Matrix<T>| {
+        m.spmv_device(h, Operation::NonTranspose, T::ONE, xa, T::ZERO, ya)
+            .map_err(text)
+    };
+    let mut one = |from: Source| -> Result<f64, String> {
+        dy.copy_from(&nan).map_err(text)?;
+        h.synchronize().map_err(text)?;
+        let t = Instant::now();
+        let m = create(from)?;
+        product(&m)?;
         h.synchronize().map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         check_device(&dy, stream, &want, tol, "from device arrays")?;
@@ -272,7 +297,33 @@ fn tessera_first_typed<T: Scalar>(
     };
     let dev_ms = median_first(|| one(Source::Device))?;
     let host_ms = median_first(|| one(Source::Host))?;
-    Ok((dev_ms, host_ms))
+    // Where AUTO builds a format in the background, the product changes along the way: the
+    // times to N products are measured by running them (a synchronize at each N of NS).
+    let run = |from: Source| -> Result<Option<[f64; NS.len()]>, String> {
+        h.synchronize().map_err(text)?;
+        let t = Instant::now();
+        let m = create(from)?;
+        if m.info().background == BackgroundStatus::None {
+            return Ok(None);
+        }
+        let mut at = [0.0; NS.len()];
+        let mut done = 0;
+        for (i, &n) in NS.iter().enumerate() {
+            while done < n {
+                product(&m)?;
+                done += 1;
+            }
+            h.synchronize().map_err(text)?;
+            at[i] = t.elapsed().as_secs_f64() * 1e3;
+        }
+        check_device(&dy, stream, &want, tol, "after the background build")?;
+        Ok(Some(at))
+    };
+    let measured = match (run(Source::Device)?, run(Source::Host)?) {
+        (Some(dev), Some(host)) => Some(Measured { dev, host }),
+        _ => None,
+    };
+    Ok((dev_ms, host_ms, measured))
 }
 
 /// cuSPARSE's first product with `alg` and `pre` on `handle`, from device arrays and from host
@@ -551,6 +602,7 @@ mod tests {
             first_dev_ms: 2.0,
             first_host_ms: 3.0,
             spmv_ms: 0.5,
+            measured: None,
         };
         assert_eq!(p.e2e_ms(1, Source::Device), 2.0);
         assert_eq!(p.e2e_ms(10, Source::Device), 6.5);
@@ -562,6 +614,7 @@ mod tests {
             first_dev_ms: 20.0,
             first_host_ms: 21.0,
             spmv_ms: 0.1,
+            measured: None,
         };
         let both = [p.clone(), q];
         assert_eq!(best(&both, 1, Source::Device), Some(2.0));
@@ -570,6 +623,19 @@ mod tests {
             Some(20.0 + 9999.0 * 0.1)
         );
         assert_eq!(best(&[], 10, Source::Host), None);
+        // Measured times (a background build) replace the model at every N of NS.
+        let r = Pipeline {
+            measured: Some(Measured {
+                dev: [1.0, 2.0, 3.0, 4.0, 5.0],
+                host: [6.0, 7.0, 8.0, 9.0, 10.0],
+            }),
+            ..p.clone()
+        };
+        assert_eq!(r.e2e_ms(100, Source::Device), 3.0);
+        assert_eq!(r.e2e_ms(10000, Source::Host), 10.0);
+        assert!(r
+            .describe()
+            .contains("measured to 1, 10, 100, 1000, 10000 products"));
         assert!(p
             .describe()
             .starts_with("p: first 2.0000 ms from device arrays"));

@@ -24,7 +24,7 @@ use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
-use crate::methods::Request;
+use crate::methods::{GpuMethod, HostBuilt, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -325,6 +325,46 @@ fn build_and_upload<T: Scalar>(
     OnDevice::upload(dev, stream, &f, p.format_key())
 }
 
+/// BRC's format built on the host by the fixed rule (TUNING_NONE), waiting for its upload: the
+/// host half of [`BrcGpu::prepare`], which makes no CUDA call and so can run on a worker
+/// thread while products run (AUTO's background build).
+pub struct BrcOnHost<T: Scalar> {
+    f: Brc<T>,
+    params: Params,
+    how: String,
+}
+
+impl<T: Scalar> BrcOnHost<T> {
+    fn upload_with(
+        self: Box<Self>,
+        kernels: Kernels,
+        dev: &Arc<Device>,
+        stream: Stream,
+    ) -> Result<BrcGpu<T>> {
+        let on = OnDevice::upload(dev, stream, &self.f, self.params.format_key())?;
+        Ok(BrcGpu {
+            kernels,
+            text: format!("{} {}; {}", self.params, on.summary, self.how),
+            on,
+            params: self.params,
+            dev: dev.clone(),
+            _t: PhantomData,
+        })
+    }
+}
+
+impl<T: Scalar> HostBuilt<T> for BrcOnHost<T> {
+    fn upload(
+        self: Box<Self>,
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+    ) -> Result<Box<dyn GpuMethod<T>>> {
+        let kernels = load::<T>(dev)?;
+        Ok(Box::new(self.upload_with(kernels, dev, stream)?))
+    }
+}
+
 impl<T: Scalar> BrcGpu<T> {
     /// Chooses the parameters (fixed rule, or by timing with `req.tuning`), builds the format
     /// on the host in the requested variant and uploads it.
@@ -339,8 +379,7 @@ impl<T: Scalar> BrcGpu<T> {
         let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
         let (params, on, how) = match req.tuning {
             Tuning::None => {
-                let on = build_and_upload(dev, stream, req, rule.params)?;
-                (rule.params, on, format!("{}; {sm} SMs", rule.why))
+                return Box::new(Self::build_on_host(sm, req)?).upload_with(kernels, dev, stream)
             }
             Tuning::Quick | Tuning::Exhaustive | Tuning::Online => {
                 let cands = params::candidates(
@@ -366,6 +405,25 @@ impl<T: Scalar> BrcGpu<T> {
             dev: dev.clone(),
             text,
             _t: PhantomData,
+        })
+    }
+
+    /// The host half of [`BrcGpu::prepare`] with TUNING_NONE on a device of `sm` SMs: the
+    /// fixed rule and the format, no CUDA call.
+    pub fn build_on_host(sm: u32, req: &Request<'_, T>) -> Result<BrcOnHost<T>> {
+        let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
+        let p = rule.params;
+        let f = format::build(
+            req.csr,
+            p.b1 as usize,
+            p.b2 as usize,
+            p.ell_width as usize,
+            variant_for(req.deterministic),
+        )?;
+        Ok(BrcOnHost {
+            f,
+            params: p,
+            how: format!("{}; {sm} SMs", rule.why),
         })
     }
 

@@ -21,7 +21,7 @@ use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, S
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, Tuner};
 use crate::methods::hola::cuda::HolaGpu;
-use crate::methods::{GpuMethod, Request};
+use crate::methods::{GpuMethod, HostBuilt, Request};
 use crate::scalar::Scalar;
 use crate::types::Tuning;
 use std::marker::PhantomData;
@@ -232,17 +232,55 @@ impl<T: Scalar> OnDevice<T> {
 /// work items would fill at most half of the GPU and a tile row is split anyway
 /// ([`params::small_grid`]; the format is built again, which costs little on a matrix that
 /// small). The deterministic variant (tbalance unlimited) is left as it is.
-fn fixed_rule_on_device<T: Scalar>(
-    dev: &Arc<Device>,
-    stream: Stream,
+/// TILE's format built on the host by the fixed rule (TUNING_NONE), waiting for its upload: the
+/// host half of [`TileGpu::prepare`], which makes no CUDA call and so can run on a worker
+/// thread while products run (AUTO's background build).
+pub struct TileOnHost<T: Scalar> {
+    f: Tiled<T>,
+    why: String,
+}
+
+impl<T: Scalar> TileOnHost<T> {
+    fn upload_with(
+        self: Box<Self>,
+        kernels: Kernels,
+        dev: &Arc<Device>,
+        stream: Stream,
+    ) -> Result<TileGpu<T>> {
+        let on = OnDevice::upload(dev, stream, &self.f)?;
+        Ok(TileGpu {
+            kernels,
+            text: format!("{} ({}); {}", on.params, self.why, on.summary),
+            on,
+            dev: dev.clone(),
+            _t: PhantomData,
+        })
+    }
+}
+
+impl<T: Scalar> HostBuilt<T> for TileOnHost<T> {
+    fn upload(
+        self: Box<Self>,
+        dev: &Arc<Device>,
+        stream: Stream,
+        _csr: &GpuCsr<T>,
+    ) -> Result<Box<dyn GpuMethod<T>>> {
+        let kernels = load::<T>(dev)?;
+        Ok(Box::new(self.upload_with(kernels, dev, stream)?))
+    }
+}
+
+/// The fixed rule's format on the host for a device of `sm` SMs (the tbalance of small grids
+/// depends on it).
+fn fixed_rule_on_host<T: Scalar>(
+    sm: u32,
     req: &Request<'_, T>,
     fixed: TileParams,
     mut why: String,
-) -> Result<(OnDevice<T>, String)> {
+) -> Result<TileOnHost<T>> {
     let mut f = format::build(req.csr, &fixed)?;
     let items = f.item_row.len();
-    if fixed.tbalance == params::PAPER_TBALANCE
-        && params::small_grid(items, f.split_rows.len(), dev.sm_count())
+    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, f.split_rows.len(), sm)
     {
         let p = TileParams {
             tbalance: params::SMALL_GRID_TBALANCE,
@@ -253,11 +291,11 @@ fn fixed_rule_on_device<T: Scalar>(
             "; tbalance {}: {items} warps at {} fill under half of {} SMs x {}",
             p.tbalance,
             fixed.tbalance,
-            dev.sm_count(),
+            sm,
             params::WARPS_PER_SM
         ));
     }
-    Ok((OnDevice::upload(dev, stream, &f)?, why))
+    Ok(TileOnHost { f, why })
 }
 
 /// TileSpMV ready to run on a device.
@@ -300,8 +338,8 @@ impl<T: Scalar> TileGpu<T> {
         // then the timings (info.params keeps the first 255 bytes).
         let (on, how, detail) = match req.tuning {
             Tuning::None => {
-                let (on, why) = fixed_rule_on_device(dev, stream, req, fixed, why)?;
-                (on, why, String::new())
+                return Box::new(fixed_rule_on_host(dev.sm_count(), req, fixed, why)?)
+                    .upload_with(kernels, dev, stream)
             }
             _ if req.deterministic => (
                 build_and_upload(dev, stream, req, fixed)?,
@@ -327,6 +365,13 @@ impl<T: Scalar> TileGpu<T> {
             text,
             _t: PhantomData,
         })
+    }
+
+    /// The host half of [`TileGpu::prepare`] with TUNING_NONE on a device of `sm` SMs: the
+    /// fixed rule and the format, no CUDA call.
+    pub fn build_on_host(sm: u32, req: &Request<'_, T>) -> Result<TileOnHost<T>> {
+        let (fixed, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
+        fixed_rule_on_host(sm, req, fixed, why)
     }
 
     /// Explicit parameters (tests force deferral on or off this way); `why` goes into

@@ -2,8 +2,12 @@
 //! product.
 #![forbid(unsafe_code)]
 
+mod background;
+
+pub use background::BackgroundStatus;
+
 use crate::backend::cuda::csr::GpuCsr;
-use crate::backend::cuda::{self, DeviceVec};
+use crate::backend::cuda::{self, DeviceVec, OwnedStream};
 use crate::csr::{Csr, CsrParts, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
@@ -11,12 +15,15 @@ use crate::methods::{self, GpuMethod, HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::select;
 use crate::types::{Algorithm, BackendKind, Operation, Tuning, ValueType};
+use background::{Background, Forms};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What [`Matrix::info`] reports (the Rust form of `tessera_matrix_info`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatrixInfo {
-    /// What analyze chose; `Auto` before analyze.
+    /// The method products run now (`Auto` before analyze): what analyze chose, or the method
+    /// AUTO's background build swapped in since.
     pub algorithm: Algorithm,
     /// Rows.
     pub rows: usize,
@@ -32,34 +39,36 @@ pub struct MatrixInfo {
     pub deterministic: bool,
     /// The chosen parameters as text.
     pub params: String,
+    /// AUTO's background build: which method is being built to replace `algorithm`, or was.
+    pub background: BackgroundStatus,
 }
 
 #[derive(Debug)]
 struct Analysis {
-    algorithm: Algorithm,
     analysis_ms: f64,
     /// How AUTO chose, when it timed the methods (prefixes `info.params`).
     auto_note: String,
 }
 
-/// What analyze built on the device: the method (declared first, so its kernels go first) and
-/// the CSR arrays every method's TRANSPOSE and value update use.
+/// What analyze built on the device: the method's forms (declared first, so that they go
+/// first) and the CSR arrays every method's TRANSPOSE and value update use.
 #[derive(Debug)]
 struct Gpu<T: Scalar> {
-    method: Box<dyn GpuMethod<T>>,
-    csr: GpuCsr<T>,
+    forms: Forms<Box<dyn GpuMethod<T>>>,
+    csr: Arc<GpuCsr<T>>,
 }
 
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).
 #[derive(Debug)]
 pub struct Matrix<T: Scalar> {
-    csr: Csr<T>,
+    /// Shared with a background build's worker while it reads it; update_values copies it then.
+    csr: Arc<Csr<T>>,
     stats: RowStats,
     backend: BackendKind,
     device: i32,
     analysis: Option<Analysis>,
     /// The method on the host backend (after analyze).
-    host: Option<Box<dyn HostMethod<T>>>,
+    host: Option<Forms<Box<dyn HostMethod<T>>>>,
     /// The method and the CSR on the device (CUDA backend, after analyze).
     gpu: Option<Gpu<T>>,
     /// True after update_values from device memory: the device holds newer values than `csr`.
@@ -68,6 +77,9 @@ pub struct Matrix<T: Scalar> {
     /// value arrays may then disagree): products refuse to run, rather than return a wrong y
     /// silently, until update_values or analyze succeeds.
     values_failed: Option<String>,
+    /// Counts value updates: a form built in the background from older values is refreshed
+    /// before it is swapped in.
+    values_gen: u64,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -80,7 +92,7 @@ impl<T: Scalar> Matrix<T> {
     pub fn from_csr(handle: &Handle, csr: Csr<T>) -> Self {
         let stats = csr.stats();
         Matrix {
-            csr,
+            csr: Arc::new(csr),
             stats,
             backend: handle.backend(),
             device: handle.device(),
@@ -89,6 +101,7 @@ impl<T: Scalar> Matrix<T> {
             gpu: None,
             host_values_stale: false,
             values_failed: None,
+            values_gen: 0,
         }
     }
 
@@ -117,8 +130,45 @@ impl<T: Scalar> Matrix<T> {
     /// Chooses a method (AUTO) or takes the requested one, picks its parameters (by its fixed
     /// rule; by timing candidates on a GPU when `tuning` asks for it) and builds its format.
     /// Analyzing again replaces the previous analysis.
+    ///
+    /// AUTO with TUNING_NONE, when its heuristic picks a method with a format of its own (BRC,
+    /// TILE), answers at once with the method over the CSR arrays the heuristic would pick
+    /// without them, and builds the format on a worker thread; a product swaps it in once it
+    /// is ready (`select::background_plan`; `TESSERA_BACKGROUND_BUILD=0` builds it here).
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
+        match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
+            Some((now, later)) => self.analyze_then(handle, now, later, None),
+            None => self.analyze_with(handle, alg, tuning, None),
+        }
+    }
+
+    /// Runs `now` (its fixed rule) from the first product and builds `later` (its fixed rule)
+    /// in the background, as AUTO does with TUNING_NONE for a heavy format (see
+    /// [`Matrix::analyze`]). `gate` (tests): the worker waits after its host half until it
+    /// receives a message or the sender is dropped.
+    #[doc(hidden)]
+    pub fn analyze_then(
+        &mut self,
+        handle: &Handle,
+        now: Algorithm,
+        later: Algorithm,
+        gate: Option<std::sync::mpsc::Receiver<()>>,
+    ) -> Result<()> {
+        self.check_handle(handle)?;
+        for a in [now, later] {
+            select::choose(&self.stats, a, false)?;
+        }
+        self.analyze_with(handle, now, Tuning::None, Some((later, gate)))
+    }
+
+    fn analyze_with(
+        &mut self,
+        handle: &Handle,
+        alg: Algorithm,
+        tuning: Tuning,
+        later: Option<(Algorithm, Option<std::sync::mpsc::Receiver<()>>)>,
+    ) -> Result<()> {
         let start = Instant::now();
         let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
         self.sync_host_values(handle)?;
@@ -128,18 +178,27 @@ impl<T: Scalar> Matrix<T> {
         self.host = None;
         self.gpu = None;
         self.values_failed = None;
+        let deterministic = handle.deterministic();
+        let gen = self.values_gen;
         let req = Request {
             csr: &self.csr,
             stats: &self.stats,
             tuning,
-            deterministic: handle.deterministic(),
+            deterministic,
         };
         let mut algorithm = algorithm;
         let mut auto_note = String::new();
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
             let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
-            let csr = GpuCsr::upload(dev, stream, &self.csr, transpose)?;
+            let csr = Arc::new(GpuCsr::upload(dev, stream, &self.csr, transpose)?);
+            // The worker starts first: its host half runs while the light method is set up.
+            let bg = match later {
+                Some((target, gate)) => {
+                    Some(self.spawn_gpu(dev, &csr, target, deterministic, gate)?)
+                }
+                None => None,
+            };
             let timed = alg == Algorithm::Auto
                 && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
                 && self.csr.nnz() > 0;
@@ -152,15 +211,121 @@ impl<T: Scalar> Matrix<T> {
                 methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?
             };
             handle.synchronize()?;
-            self.gpu = Some(Gpu { method, csr });
+            let mut forms = Forms::new(algorithm, method);
+            if let Some(bg) = bg {
+                forms = forms.with_background(bg);
+            }
+            self.gpu = Some(Gpu { forms, csr });
         } else {
-            self.host = Some(methods::prepare_host(algorithm, &req)?);
+            let bg = match later {
+                Some((target, gate)) => {
+                    let (csr, stats) = (self.csr.clone(), self.stats);
+                    Some(Background::spawn(
+                        target,
+                        gen,
+                        move || {
+                            let req = Request {
+                                csr: &csr,
+                                stats: &stats,
+                                tuning: Tuning::None,
+                                deterministic,
+                            };
+                            methods::prepare_host(target, &req)
+                        },
+                        Ok,
+                        gate,
+                    )?)
+                }
+                None => None,
+            };
+            let mut forms = Forms::new(algorithm, methods::prepare_host(algorithm, &req)?);
+            if let Some(bg) = bg {
+                forms = forms.with_background(bg);
+            }
+            self.host = Some(forms);
         }
         self.analysis = Some(Analysis {
-            algorithm,
             analysis_ms: start.elapsed().as_secs_f64() * 1e3,
             auto_note,
         });
+        Ok(())
+    }
+
+    /// Starts building `target` (fixed rule) for the device in the background: its host half
+    /// ([`methods::build_on_host`]; no CUDA call) on the worker, then its upload on a stream of
+    /// the worker's own, waited for there.
+    fn spawn_gpu(
+        &self,
+        dev: &Arc<cuda::Device>,
+        gcsr: &Arc<GpuCsr<T>>,
+        target: Algorithm,
+        deterministic: bool,
+        gate: Option<std::sync::mpsc::Receiver<()>>,
+    ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
+        let (csr, stats) = (self.csr.clone(), self.stats);
+        let (dev, gcsr) = (dev.clone(), gcsr.clone());
+        let sm = dev.sm_count();
+        Background::spawn(
+            target,
+            self.values_gen,
+            move || {
+                let req = Request {
+                    csr: &csr,
+                    stats: &stats,
+                    tuning: Tuning::None,
+                    deterministic,
+                };
+                // Methods built in one step keep the CSR for the device half.
+                match methods::build_on_host(target, sm, &req) {
+                    Some(built) => Ok((Some(built?), None)),
+                    None => Ok((None, Some((csr, stats)))),
+                }
+            },
+            move |(built, whole)| {
+                cuda::relax_capture_mode()?;
+                let own = OwnedStream::new(&dev)?;
+                let method = match (built, whole) {
+                    (Some(b), _) => b.upload(&dev, own.stream(), &gcsr)?,
+                    (None, Some((csr, stats))) => {
+                        let req = Request {
+                            csr: &csr,
+                            stats: &stats,
+                            tuning: Tuning::None,
+                            deterministic,
+                        };
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
+                    }
+                    (None, None) => {
+                        return Err(Error::Internal(
+                            "a background build with nothing to build".into(),
+                        ))
+                    }
+                };
+                own.synchronize()?;
+                Ok(method)
+            },
+            gate,
+        )
+    }
+
+    /// Waits for AUTO's background build (if one is running) and swaps its method in, so
+    /// that the next product runs it; a no-op without one. For callers about to time the
+    /// steady state, or who would rather pay the build now.
+    pub fn finish_background(&self, handle: &Handle) -> Result<()> {
+        self.check_handle(handle)?;
+        self.analysis()?;
+        if let Some(gpu) = &self.gpu {
+            let stream = handle.cuda_stream();
+            gpu.forms.finish(self.values_gen, |m| {
+                m.refresh_values(&gpu.csr, stream).map(|_| true)
+            });
+        }
+        if let Some(host) = &self.host {
+            host.finish(self.values_gen, |m| {
+                m.update_values(&self.csr);
+                Ok(true)
+            });
+        }
         Ok(())
     }
 
@@ -169,8 +334,10 @@ impl<T: Scalar> Matrix<T> {
     pub fn sync_host_values(&mut self, handle: &Handle) -> Result<()> {
         self.check_handle(handle)?;
         if let (true, Some(gpu)) = (self.host_values_stale, &self.gpu) {
-            gpu.csr
-                .download_values(handle.cuda_stream(), self.csr.values_mut())?;
+            gpu.csr.download_values(
+                handle.cuda_stream(),
+                Arc::make_mut(&mut self.csr).values_mut(),
+            )?;
         }
         self.host_values_stale = false;
         Ok(())
@@ -178,7 +345,9 @@ impl<T: Scalar> Matrix<T> {
 
     /// True when ONLINE tuning has settled (and always without ONLINE or before analyze).
     pub fn tuning_settled(&self) -> bool {
-        self.gpu.as_ref().is_none_or(|g| g.method.settled())
+        self.gpu
+            .as_ref()
+            .is_none_or(|g| g.forms.running().method.settled())
     }
 
     /// True once [`Matrix::analyze`] succeeded.
@@ -251,12 +420,17 @@ impl<T: Scalar> Matrix<T> {
             }
             return Ok(());
         }
-        let method = self.host.as_ref().ok_or_else(|| {
+        let forms = self.host.as_ref().ok_or_else(|| {
             Error::Internal("a host matrix was analyzed but has no host method".into())
         })?;
+        forms.poll(self.values_gen, |m| {
+            m.update_values(&self.csr);
+            Ok(true)
+        });
+        let running = forms.running();
         match op {
-            Operation::NonTranspose => method.spmv(&self.csr, alpha, x, beta, y),
-            Operation::Transpose => method.spmv_transpose(&self.csr, alpha, x, beta, y),
+            Operation::NonTranspose => running.method.spmv(&self.csr, alpha, x, beta, y),
+            Operation::Transpose => running.method.spmv_transpose(&self.csr, alpha, x, beta, y),
         }
         Ok(())
     }
@@ -277,11 +451,11 @@ impl<T: Scalar> Matrix<T> {
     ) -> Result<()> {
         self.check_handle(handle)?;
         self.analysis()?;
-        if handle.cuda().is_none() {
+        let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "spmv_device needs a CUDA handle; the host backend takes host slices (Matrix::spmv)".into(),
             ));
-        }
+        };
         let gpu = self.gpu.as_ref().ok_or_else(|| {
             Error::Internal("a CUDA matrix was analyzed but has no device arrays".into())
         })?;
@@ -305,9 +479,19 @@ impl<T: Scalar> Matrix<T> {
             };
         }
         handle.check_device_vector(x, xl * sz, "x")?;
+        // A product boundary: a finished background build is swapped in here (never waited
+        // for; its values refreshed on this stream first if update_values came since).
+        gpu.forms.poll(self.values_gen, |m| {
+            // A refresh captured into a graph would run only with the graph: swap later.
+            if cuda::is_capturing(dev, stream)? {
+                return Ok(false);
+            }
+            m.refresh_values(&gpu.csr, stream).map(|_| true)
+        });
+        let running = gpu.forms.running();
         match op {
-            Operation::NonTranspose => gpu.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
-            Operation::Transpose => gpu
+            Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
+            Operation::Transpose => running
                 .method
                 .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
         }
@@ -317,17 +501,20 @@ impl<T: Scalar> Matrix<T> {
     /// On the CUDA backend the device copy is updated too (and this waits for the upload).
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
-        self.csr.set_values_from_input(values)?;
+        Arc::make_mut(&mut self.csr).set_values_from_input(values)?;
+        self.values_gen += 1;
         self.host_values_stale = false;
-        if let Some(method) = &mut self.host {
-            method.update_values(&self.csr);
+        if let Some(forms) = &mut self.host {
+            forms.each_mut().for_each(|m| m.update_values(&self.csr));
         }
-        if let Some(gpu) = &self.gpu {
+        if let Some(gpu) = &mut self.gpu {
             let stream = handle.cuda_stream();
-            let done = gpu
-                .csr
-                .upload_values(stream, self.csr.values())
-                .and_then(|_| gpu.method.refresh_values(&gpu.csr, stream));
+            let csr = &gpu.csr;
+            let done = csr.upload_values(stream, self.csr.values()).and_then(|_| {
+                gpu.forms
+                    .each_mut()
+                    .try_for_each(|m| m.refresh_values(csr, stream))
+            });
             self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
             done?;
         }
@@ -348,20 +535,26 @@ impl<T: Scalar> Matrix<T> {
         };
         let nnz = self.csr.nnz();
         cuda::check_device_accessible(dev, values, nnz * std::mem::size_of::<T>(), "values")?;
-        match &self.gpu {
+        match &mut self.gpu {
             Some(gpu) => {
                 let stream = handle.cuda_stream();
                 // A failed scatter queued nothing: the matrix keeps its previous values.
                 gpu.csr.scatter_from_device(stream, values)?;
+                self.values_gen += 1;
                 self.host_values_stale = true;
-                let done = gpu.method.refresh_values(&gpu.csr, stream);
+                let csr = &gpu.csr;
+                let done = gpu
+                    .forms
+                    .each_mut()
+                    .try_for_each(|m| m.refresh_values(csr, stream));
                 self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
                 done?;
             }
             None => {
                 let mut v = crate::csr::try_vec_filled(nnz, T::ZERO, "values")?;
                 cuda::copy_to_host(dev, handle.cuda_stream(), values, &mut v)?;
-                self.csr.set_values_from_input(&v)?;
+                Arc::make_mut(&mut self.csr).set_values_from_input(&v)?;
+                self.values_gen += 1;
             }
         }
         Ok(())
@@ -370,32 +563,68 @@ impl<T: Scalar> Matrix<T> {
     /// Method, parameters, footprint and analysis time.
     pub fn info(&self) -> MatrixInfo {
         let a = self.analysis.as_ref();
+        let (algorithm, device_bytes, deterministic, params, background) =
+            match (&self.gpu, &self.host) {
+                (Some(g), _) => {
+                    let r = g.forms.running();
+                    (
+                        r.algorithm,
+                        (g.csr.device_bytes() + g.forms.total(|m| m.device_bytes())) as u64,
+                        r.method.deterministic(),
+                        format!(
+                            "{}{}",
+                            a.map_or("", |a| a.auto_note.as_str()),
+                            r.method.describe()
+                        ),
+                        g.forms.status(),
+                    )
+                }
+                (None, Some(h)) => {
+                    let r = h.running();
+                    (
+                        r.algorithm,
+                        (self.csr.bytes() + h.total(|m| m.extra_bytes())) as u64,
+                        r.method.deterministic(),
+                        r.method.describe(),
+                        h.status(),
+                    )
+                }
+                (None, None) => (
+                    Algorithm::Auto,
+                    match self.backend {
+                        BackendKind::Cuda => 0,
+                        _ => self.csr.bytes() as u64,
+                    },
+                    true,
+                    "not analyzed".to_string(),
+                    BackgroundStatus::None,
+                ),
+            };
+        let params = match &background {
+            BackgroundStatus::None => params,
+            BackgroundStatus::Building(t) => {
+                format!("{algorithm} runs while {t} is built in the background; {params}")
+            }
+            BackgroundStatus::Ready(t) => {
+                format!("{algorithm} runs; {t} is built and swaps in at the next product; {params}")
+            }
+            BackgroundStatus::Swapped { products, ms, .. } => format!(
+                "built in the background ({ms:.1} ms after analyze), swapped in after {products} products; {params}"
+            ),
+            BackgroundStatus::Failed(t, why) => {
+                format!("{algorithm} runs: building {t} in the background failed ({why}); {params}")
+            }
+        };
         MatrixInfo {
-            algorithm: a.map_or(Algorithm::Auto, |a| a.algorithm),
+            algorithm,
             rows: self.csr.rows(),
             cols: self.csr.cols(),
             nnz: self.csr.nnz(),
-            device_bytes: match (&self.gpu, &self.host) {
-                (Some(g), _) => (g.csr.device_bytes() + g.method.device_bytes()) as u64,
-                (None, Some(h)) => (self.csr.bytes() + h.extra_bytes()) as u64,
-                (None, None) if self.backend == BackendKind::Cuda => 0,
-                (None, None) => self.csr.bytes() as u64,
-            },
+            device_bytes,
             analysis_ms: a.map_or(0.0, |a| a.analysis_ms),
-            deterministic: match (&self.gpu, &self.host) {
-                (Some(g), _) => g.method.deterministic(),
-                (None, Some(h)) => h.deterministic(),
-                (None, None) => true,
-            },
-            params: match (&self.gpu, &self.host) {
-                (Some(g), _) => format!(
-                    "{}{}",
-                    a.map_or("", |a| a.auto_note.as_str()),
-                    g.method.describe()
-                ),
-                (None, Some(h)) => h.describe(),
-                (None, None) => "not analyzed".to_string(),
-            },
+            deterministic,
+            params,
+            background,
         }
     }
 }

@@ -1,0 +1,381 @@
+//! AUTO's background build: the forms of a method a matrix holds ([`Forms`]: the one that runs,
+//! the ones retired by a swap, the one being built), and the worker thread that builds a heavy
+//! format off the critical path ([`Background`]).
+//!
+//! The contract (README, "AUTO's background build"):
+//! - products never wait for the build: a product looks at one atomic flag, and only when the
+//!   worker has finished does it try (never block) to take the new form and swap it in;
+//! - the swap happens between two products, under the write side of the lock every product
+//!   reads the running method through; a product that cannot take it at once leaves the swap
+//!   to the next;
+//! - a retired form is kept until the matrix is destroyed or analyzed again: a CUDA graph that
+//!   captured a product of it keeps valid buffers;
+//! - the worker's host half makes no CUDA call; its device half (upload, kernels) runs on a
+//!   stream of its own, with the thread's capture mode relaxed so that a caller capturing a
+//!   graph on another thread is not disturbed. Dropping a [`Background`] cancels it: a worker
+//!   still on the host is left to finish and discard its work (it makes no CUDA call after
+//!   that), one on the device is waited for, so no CUDA call of it outlives the matrix.
+#![forbid(unsafe_code)]
+
+use crate::error::{Error, Result};
+use crate::types::Algorithm;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// A method form and the algorithm it implements.
+#[derive(Debug)]
+pub(super) struct Running<M> {
+    pub(super) algorithm: Algorithm,
+    pub(super) method: M,
+}
+
+/// Where a background build stands.
+enum State<M> {
+    /// Building the format on the host (no CUDA call yet).
+    Host,
+    /// Uploading it to the device.
+    Device,
+    /// Built, waiting for a product boundary; `ms` after analyze.
+    Ready { method: M, ms: f64 },
+    /// Swapped in (at the `products`-th product, `ms` after analyze).
+    Swapped { products: u64, ms: f64 },
+    /// The build failed: the light method keeps running.
+    Failed(String),
+    /// The matrix was dropped or analyzed again before the build finished.
+    Cancelled,
+}
+
+struct Shared<M> {
+    state: Mutex<State<M>>,
+    /// Set when the worker leaves `Host`/`Device`, cleared by the product that takes the form:
+    /// the one thing a product reads while the build runs.
+    finished: AtomicBool,
+    changed: Condvar,
+}
+
+impl<M> Shared<M> {
+    fn lock(&self) -> MutexGuard<'_, State<M>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What [`Forms::status`] says of a background build, for `info`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackgroundStatus {
+    /// No background build (or none since the last analyze).
+    None,
+    /// `target` is being built.
+    Building(Algorithm),
+    /// `target` is built and swaps in at the next product.
+    Ready(Algorithm),
+    /// `target` runs since the `products`-th product, `ms` after analyze.
+    Swapped {
+        /// The method swapped in.
+        target: Algorithm,
+        /// Products before the swap.
+        products: u64,
+        /// Milliseconds from analyze to the build's end.
+        ms: f64,
+    },
+    /// Building `target` failed (why): the method analyze started with keeps running.
+    Failed(Algorithm, String),
+}
+
+/// A format being built on a worker thread.
+pub(super) struct Background<M> {
+    target: Algorithm,
+    shared: Arc<Shared<M>>,
+    thread: Option<JoinHandle<()>>,
+    /// The matrix's values generation the worker built from: a swap after an update_values
+    /// refreshes the new form's values first.
+    built_gen: u64,
+}
+
+impl<M> std::fmt::Debug for Background<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Background({})", self.target)
+    }
+}
+
+impl<M: Send + 'static> Background<M> {
+    /// Starts building `target` on a new thread: `host()` (no CUDA call), then, unless
+    /// cancelled meanwhile, `device(host's result)`. `gate` (tests) holds the worker between
+    /// the two until it receives a message or its sender is dropped.
+    pub(super) fn spawn<P: Send + 'static>(
+        target: Algorithm,
+        built_gen: u64,
+        host: impl FnOnce() -> Result<P> + Send + 'static,
+        device: impl FnOnce(P) -> Result<M> + Send + 'static,
+        gate: Option<std::sync::mpsc::Receiver<()>>,
+    ) -> Result<Self> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::Host),
+            finished: AtomicBool::new(false),
+            changed: Condvar::new(),
+        });
+        let worker = shared.clone();
+        let start = Instant::now();
+        let thread = std::thread::Builder::new()
+            .name(format!("tessera-build-{target}"))
+            .spawn(move || {
+                let built = caught(host).and_then(|p| {
+                    if let Some(g) = gate {
+                        let _ = g.recv();
+                    }
+                    {
+                        let mut st = worker.lock();
+                        if matches!(*st, State::Cancelled) {
+                            return Err(Error::Internal("cancelled".into()));
+                        }
+                        *st = State::Device;
+                    }
+                    caught(move || device(p))
+                });
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let mut st = worker.lock();
+                if matches!(*st, State::Cancelled) {
+                    drop(st);
+                    // The form is dropped here, on the worker: the canceller waits for it
+                    // when the build had reached the device.
+                    drop(built);
+                    return;
+                }
+                *st = match built {
+                    Ok(method) => State::Ready { method, ms },
+                    Err(e) => State::Failed(e.detail().to_string()),
+                };
+                worker.finished.store(true, Ordering::Release);
+                worker.changed.notify_all();
+            })
+            .map_err(|e| {
+                Error::AllocFailed(format!(
+                    "could not start the thread that builds {target} in the background: {e}"
+                ))
+            })?;
+        Ok(Background {
+            target,
+            shared,
+            thread: Some(thread),
+            built_gen,
+        })
+    }
+}
+
+/// Runs `f`, turning a panic into an error (the worker must always publish an outcome).
+fn caught<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::Internal(format!(
+            "the background build panicked: {what}"
+        )))
+    })
+}
+
+impl<M> Drop for Background<M> {
+    fn drop(&mut self) {
+        let on_device = {
+            let mut st = self.shared.lock();
+            let on_device = matches!(*st, State::Device);
+            if matches!(*st, State::Host | State::Device) {
+                *st = State::Cancelled;
+            }
+            on_device
+        };
+        // A worker still on the host makes no CUDA call after seeing Cancelled: leave it.
+        if let (true, Some(t)) = (on_device, self.thread.take()) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The method forms of an analyzed matrix: the one that runs, the ones a swap retired (kept
+/// for graphs that captured them), and the one being built in the background.
+#[derive(Debug)]
+pub(super) struct Forms<M> {
+    running: RwLock<Running<M>>,
+    retired: Mutex<Vec<Running<M>>>,
+    background: Option<Background<M>>,
+    /// Products so far (counted while a background build is pending).
+    products: AtomicU64,
+}
+
+impl<M: Send + 'static> Forms<M> {
+    /// A matrix running `method` (`algorithm`), with nothing in the background.
+    pub(super) fn new(algorithm: Algorithm, method: M) -> Self {
+        Forms {
+            running: RwLock::new(Running { algorithm, method }),
+            retired: Mutex::new(Vec::new()),
+            background: None,
+            products: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds a background build to swap in when it is ready.
+    pub(super) fn with_background(mut self, bg: Background<M>) -> Self {
+        self.background = Some(bg);
+        self
+    }
+
+    /// The running form, for a product (the read side: a swap waits for no product, and a
+    /// product for no swap, except for the instant of the exchange).
+    pub(super) fn running(&self) -> RwLockReadGuard<'_, Running<M>> {
+        self.running.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// At a product boundary: counts the product and, when the background build has finished,
+    /// swaps it in (after `refresh` brought its values up to date, when the matrix's values
+    /// generation is no longer the one it was built from; `Ok(false)` from it: not now). Never
+    /// blocks: if another thread holds what it needs, the next product tries again.
+    pub(super) fn poll(&self, values_gen: u64, refresh: impl FnOnce(&mut M) -> Result<bool>) {
+        let Some(bg) = &self.background else {
+            return;
+        };
+        let n = self.products.fetch_add(1, Ordering::Relaxed);
+        if !bg.shared.finished.load(Ordering::Acquire) {
+            return;
+        }
+        let Ok(running) = self.running.try_write() else {
+            return;
+        };
+        let Ok(st) = bg.shared.state.try_lock() else {
+            return;
+        };
+        self.swap_in(bg, running, st, n, values_gen, refresh);
+    }
+
+    /// Waits for the background build to finish, then swaps it in as [`Forms::poll`] does,
+    /// waiting for products in flight on other threads if need be.
+    pub(super) fn finish(&self, values_gen: u64, refresh: impl FnOnce(&mut M) -> Result<bool>) {
+        let Some(bg) = &self.background else {
+            return;
+        };
+        {
+            let mut st = bg.shared.lock();
+            while matches!(*st, State::Host | State::Device) {
+                st = bg
+                    .shared
+                    .changed
+                    .wait(st)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        // The lock order of poll: the running form, then the state (the worker and Drop take
+        // only the state).
+        let running = self.running.write().unwrap_or_else(|e| e.into_inner());
+        let st = bg.shared.lock();
+        let n = self.products.load(Ordering::Relaxed);
+        self.swap_in(bg, running, st, n, values_gen, refresh);
+    }
+
+    fn swap_in(
+        &self,
+        bg: &Background<M>,
+        mut running: std::sync::RwLockWriteGuard<'_, Running<M>>,
+        mut st: MutexGuard<'_, State<M>>,
+        products: u64,
+        values_gen: u64,
+        refresh: impl FnOnce(&mut M) -> Result<bool>,
+    ) {
+        // Failed (kept for info), already swapped, or (finish on a dropped race) not ready.
+        if !matches!(*st, State::Ready { .. }) {
+            return;
+        }
+        let State::Ready { mut method, ms } = std::mem::replace(&mut *st, State::Cancelled) else {
+            return;
+        };
+        bg.shared.finished.store(false, Ordering::Release);
+        if values_gen != bg.built_gen {
+            match refresh(&mut method) {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Not now (the stream is being captured: the refresh would only run when
+                    // the graph does): the next product tries again.
+                    *st = State::Ready { method, ms };
+                    bg.shared.finished.store(true, Ordering::Release);
+                    return;
+                }
+                Err(e) => {
+                    *st = State::Failed(format!(
+                        "refreshing its values after update_values failed: {}",
+                        e.detail()
+                    ));
+                    // Not dropped here (a product must not free device memory): kept until
+                    // the matrix is destroyed or analyzed again.
+                    self.retire(Running {
+                        algorithm: bg.target,
+                        method,
+                    });
+                    return;
+                }
+            }
+        }
+        *st = State::Swapped { products, ms };
+        let old = std::mem::replace(
+            &mut *running,
+            Running {
+                algorithm: bg.target,
+                method,
+            },
+        );
+        self.retire(old);
+    }
+
+    fn retire(&self, r: Running<M>) {
+        self.retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+    }
+
+    /// Every form a product may still run (the running one and the retired ones), for
+    /// update_values.
+    pub(super) fn each_mut(&mut self) -> impl Iterator<Item = &mut M> {
+        let retired = self.retired.get_mut().unwrap_or_else(|e| e.into_inner());
+        let running = self.running.get_mut().unwrap_or_else(|e| e.into_inner());
+        std::iter::once(&mut running.method).chain(retired.iter_mut().map(|r| &mut r.method))
+    }
+
+    /// Every form held, for `device_bytes`: the running one, the retired ones and a finished
+    /// build not yet swapped in.
+    pub(super) fn total(&self, bytes: impl Fn(&M) -> usize) -> usize {
+        let mut n = bytes(&self.running().method);
+        n += self
+            .retired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|r| bytes(&r.method))
+            .sum::<usize>();
+        if let Some(bg) = &self.background {
+            if let State::Ready { method, .. } = &*bg.shared.lock() {
+                n += bytes(method);
+            }
+        }
+        n
+    }
+
+    /// Where the background build stands.
+    pub(super) fn status(&self) -> BackgroundStatus {
+        let Some(bg) = &self.background else {
+            return BackgroundStatus::None;
+        };
+        let target = bg.target;
+        match &*bg.shared.lock() {
+            State::Host | State::Device => BackgroundStatus::Building(target),
+            State::Ready { .. } => BackgroundStatus::Ready(target),
+            State::Swapped { products, ms } => BackgroundStatus::Swapped {
+                target,
+                products: *products,
+                ms: *ms,
+            },
+            State::Failed(why) => BackgroundStatus::Failed(target, why.clone()),
+            State::Cancelled => BackgroundStatus::None,
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! AUTO's background build on a real GPU: the heavy format (BRC, TILE) is built on a worker
+//! thread and uploaded on its own stream while products run on a method over the CSR arrays,
+//! then swapped in at a product boundary. Products before, during and after the swap on two
+//! streams; a graph captured before the swap keeps running (and sees update_values); a
+//! global-mode capture on the caller's thread while the worker allocates is not disturbed; a
+//! swap that would need a value refresh waits until the stream is no longer captured;
+//! update_values from host and device memory at each stage; threads queuing products across
+//! the swap; drop and re-analysis while the build runs; AUTO's own policy on a large stencil.
+//! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
+
+mod common;
+
+use common::gpu::{destroy_stream, gpu, new_stream, queued_products_on_streams, whole_device};
+use common::products::{assert_product, x_for};
+use cudarc::driver::sys;
+use std::sync::mpsc;
+use tessera::backend::cuda::{DeviceVec, Stream};
+use tessera::{Algorithm, BackgroundStatus, Csr, Handle, Matrix, Operation, Scalar, Tuning};
+
+/// y = 1.5 A x - 0.5 y0 on the handle's stream, checked against the f64 product of `a`.
+fn product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed: u64) {
+    let dev = h.cuda().unwrap();
+    let x: Vec<T> = x_for(a.cols(), seed).into_iter().map(T::from_f64).collect();
+    let y0: Vec<T> = x_for(a.rows(), seed + 1)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let dx = DeviceVec::from_slice(dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+    m.spmv_device(
+        h,
+        Operation::NonTranspose,
+        T::from_f64(1.5),
+        dx.addr(),
+        T::from_f64(-0.5),
+        dy.addr(),
+    )
+    .unwrap();
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
+}
+
+/// New values for the same pattern and the f64 CSR the matrix holds after them.
+fn new_values<T: Scalar>(m: &Matrix<T>, seed: u64) -> (Vec<T>, Csr<f64>) {
+    let v: Vec<T> = x_for(m.csr().nnz(), seed)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let mut c = m.csr().clone();
+    c.set_values_from_input(&v).unwrap();
+    (v, c.convert())
+}
+
+fn wait_until_built<T: Scalar>(m: &Matrix<T>) {
+    let t = std::time::Instant::now();
+    while matches!(m.info().background, BackgroundStatus::Building(_)) {
+        assert!(
+            t.elapsed().as_secs() < 120,
+            "the background build never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Begins a global-mode capture on `stream`, runs `f`, ends it and returns the instantiated
+/// graph.
+fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
+    // SAFETY: a live stream of ours, idle; the graph is checked, instantiated and destroyed.
+    unsafe {
+        assert_eq!(
+            sys::cuStreamBeginCapture_v2(
+                stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+            ),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        f();
+        let mut graph = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuStreamEndCapture(stream, &mut graph),
+            sys::CUresult::CUDA_SUCCESS,
+            "the capture was invalidated"
+        );
+        let mut exec = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        sys::cuGraphDestroy(graph);
+        exec
+    }
+}
+
+fn launch(exec: sys::CUgraphExec, stream: sys::CUstream) {
+    // SAFETY: a live graph exec and stream.
+    assert_eq!(
+        unsafe { sys::cuGraphLaunch(exec, stream) },
+        sys::CUresult::CUDA_SUCCESS
+    );
+}
+
+/// Every stage of a gated swap from `now` to `later`, on two streams, with graphs.
+fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
+    let Some(mut h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let (s1, s2) = (new_stream(), new_stream());
+    let (name, a64) = tessera::io::load(spec).unwrap();
+    let mut m = Matrix::from_csr(&h, a64.convert::<T>());
+    let (tx, rx) = mpsc::channel();
+    h.set_stream(s1 as usize).unwrap();
+    m.analyze_then(&h, now, later, Some(rx)).unwrap();
+    let mut a = m.csr().convert::<f64>();
+    let info = m.info();
+    assert_eq!(
+        (info.algorithm, info.background.clone()),
+        (now, BackgroundStatus::Building(later))
+    );
+    let bytes_before = info.device_bytes;
+
+    // Before the swap, on both streams.
+    product(&h, &m, &a, &format!("{name} before, stream 1"), 1);
+    h.set_stream(s2 as usize).unwrap();
+    product(&h, &m, &a, &format!("{name} before, stream 2"), 2);
+
+    // A graph of y = A x captured now runs `now` for good.
+    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
+    let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let gy = DeviceVec::from_slice(&dev, &vec![T::from_f64(f64::NAN); a.rows()]).unwrap();
+    let zeros = vec![T::ZERO; a.rows()];
+    let graph = capture(s2, || {
+        m.spmv_device(
+            &h,
+            Operation::NonTranspose,
+            T::ONE,
+            dx.addr(),
+            T::ZERO,
+            gy.addr(),
+        )
+        .unwrap()
+    });
+    let replay = |a: &Csr<f64>, what: &str| {
+        launch(graph, s2);
+        let y = gy.to_vec(Stream(s2 as usize)).unwrap();
+        assert_product(what, a, Operation::NonTranspose, 1.0, &x, 0.0, &zeros, &y);
+    };
+    replay(&a, &format!("{name} graph before"));
+
+    // update_values from the host before the swap (the worker's copy is older now).
+    let (v, a2) = new_values(&m, 21);
+    m.update_values(&h, &v).unwrap();
+    a = a2;
+    product(&h, &m, &a, &format!("{name} updated before the swap"), 4);
+    replay(&a, &format!("{name} graph after update_values"));
+
+    // The worker allocates and uploads while this thread captures in global mode: neither the
+    // capture nor the build may fail. A product captured once the build is done does not swap
+    // (the new form's values need a refresh, which a graph would only run when launched).
+    h.set_stream(s1 as usize).unwrap();
+    let g2 = capture(s1, || {
+        tx.send(()).unwrap();
+        wait_until_built(&m);
+        m.spmv_device(
+            &h,
+            Operation::NonTranspose,
+            T::ONE,
+            dx.addr(),
+            T::ZERO,
+            gy.addr(),
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        m.info().background,
+        BackgroundStatus::Ready(later),
+        "the build failed or swapped inside a capture: {}",
+        m.info().params
+    );
+    assert!(
+        m.info().device_bytes > bytes_before,
+        "the built form is counted"
+    );
+    launch(g2, s1);
+    let y = gy.to_vec(Stream(s1 as usize)).unwrap();
+    assert_product(
+        &format!("{name} graph captured at the end of the build"),
+        &a,
+        Operation::NonTranspose,
+        1.0,
+        &x,
+        0.0,
+        &zeros,
+        &y,
+    );
+
+    // The next product outside a capture swaps it in, refreshed first.
+    product(&h, &m, &a, &format!("{name} at the swap, stream 1"), 5);
+    let info = m.info();
+    assert_eq!(info.algorithm, later, "{}", info.params);
+    assert!(matches!(info.background, BackgroundStatus::Swapped { .. }));
+    h.set_stream(s2 as usize).unwrap();
+    product(&h, &m, &a, &format!("{name} after the swap, stream 2"), 6);
+    replay(
+        &a,
+        &format!("{name} graph of the retired method after the swap"),
+    );
+
+    // update_values from device memory after the swap: the new form, the retired one (which
+    // the graph runs) and the CSR all follow.
+    let (v, a3) = new_values(&m, 22);
+    let dv = DeviceVec::from_slice(&dev, &v).unwrap();
+    m.update_values_device(&h, dv.addr()).unwrap();
+    product(
+        &h,
+        &m,
+        &a3,
+        &format!("{name} device update after the swap"),
+        7,
+    );
+    replay(&a3, &format!("{name} graph after the device update"));
+
+    // SAFETY: destroyed once, after their last launches finished (to_vec waited).
+    unsafe {
+        sys::cuGraphExecDestroy(graph);
+        sys::cuGraphExecDestroy(g2);
+    }
+    drop(m);
+    h.set_stream(0).unwrap();
+    destroy_stream(s1);
+    destroy_stream(s2);
+}
+
+#[test]
+fn every_stage_of_a_swap_is_right_on_two_streams_and_in_graphs() {
+    let _device = whole_device();
+    stages::<f64>("gen:powerlaw:12,8,5", Algorithm::CsrVector, Algorithm::Brc);
+    stages::<f32>("gen:powerlaw:12,8,5", Algorithm::Hola, Algorithm::Tile);
+    stages::<f64>("gen:dense:300,400", Algorithm::Hola, Algorithm::Tile);
+    stages::<f32>("gen:lap3d7:20", Algorithm::CsrVector, Algorithm::Brc);
+}
+
+#[test]
+fn threads_queuing_products_across_the_swap_stay_right() {
+    let _device = whole_device();
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:random:30000,20000,9,4").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    let (tx, rx) = mpsc::channel();
+    m.analyze_then(&h, Algorithm::CsrVector, Algorithm::Brc, Some(rx))
+        .unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| queued_products_on_streams(&m, &a, &name, 4, 200));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        tx.send(()).unwrap();
+    });
+    wait_until_built(&m);
+    queued_products_on_streams(&m, &a, &name, 4, 50);
+    assert_eq!(m.info().algorithm, Algorithm::Brc, "{}", m.info().params);
+}
+
+#[test]
+fn dropping_or_reanalyzing_while_the_build_runs_is_clean() {
+    let _device = whole_device();
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:lap3d7:40").unwrap();
+    for later in [Algorithm::Brc, Algorithm::Tile] {
+        // Dropped while held between the halves, and while uploading (no gate).
+        let (tx, rx) = mpsc::channel::<()>();
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze_then(&h, Algorithm::CsrVector, later, Some(rx))
+            .unwrap();
+        drop(m);
+        drop(tx);
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze_then(&h, Algorithm::Hola, later, None).unwrap();
+        product(&h, &m, &a, &name, 1);
+        drop(m);
+        // Re-analyzed while building.
+        let mut m = Matrix::from_csr(&h, a.clone());
+        m.analyze_then(&h, Algorithm::Hola, later, None).unwrap();
+        m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
+        assert_eq!(m.info().background, BackgroundStatus::None);
+        product(&h, &m, &a, &name, 2);
+        // The handle destroyed before the matrix, the build still running.
+        let h2 = gpu().unwrap();
+        let mut m = Matrix::from_csr(&h2, a.clone());
+        m.analyze_then(&h2, Algorithm::CsrVector, later, None)
+            .unwrap();
+        product(&h2, &m, &a, &name, 3);
+        drop(h2);
+        drop(m);
+    }
+}
+
+/// AUTO's own policy on a stencil its heuristic sends to BRC: CSR_VECTOR answers at once and
+/// BRC swaps in by itself after some products; every product is right.
+#[test]
+fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
+    let _device = whole_device();
+    let Some(h) = gpu() else { return };
+    let spec = if common::test_small() {
+        "gen:lap3d7:60"
+    } else {
+        "gen:lap3d7:128"
+    };
+    let (name, a) = tessera::io::load(spec).unwrap();
+    assert_eq!(
+        tessera::select::heuristic(&a.stats(), false),
+        Algorithm::Brc
+    );
+    let dev = h.cuda().unwrap().clone();
+    let t = std::time::Instant::now();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    let analyze_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(m.info().algorithm, Algorithm::CsrVector);
+    assert_eq!(
+        m.info().background,
+        BackgroundStatus::Building(Algorithm::Brc)
+    );
+    let x = x_for(a.cols(), 1);
+    let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &vec![f64::NAN; a.rows()]).unwrap();
+    let zeros = vec![0.0; a.rows()];
+    let mut n = 0u64;
+    while m.info().algorithm != Algorithm::Brc {
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+            .unwrap();
+        n += 1;
+        if n % 64 == 0 {
+            h.synchronize().unwrap();
+            assert!(t.elapsed().as_secs() < 120, "BRC never swapped in");
+        }
+        if n == 1 || n % 1024 == 0 {
+            let y = dy.to_vec(h.cuda_stream()).unwrap();
+            assert_product(
+                &format!("{name} product {n}"),
+                &a,
+                Operation::NonTranspose,
+                1.0,
+                &x,
+                0.0,
+                &zeros,
+                &y,
+            );
+        }
+    }
+    m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+        .unwrap();
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    assert_product(
+        &format!("{name} after the swap"),
+        &a,
+        Operation::NonTranspose,
+        1.0,
+        &x,
+        0.0,
+        &zeros,
+        &y,
+    );
+    println!(
+        "{name}: analyze {analyze_ms:.1} ms; {}; swapped after {n} products, {:.1} ms after analyze began",
+        m.info().params,
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
