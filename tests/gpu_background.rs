@@ -74,10 +74,16 @@ fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
             ),
             sys::CUresult::CUDA_SUCCESS
         );
-        f();
+        // The capture ends even when `f` fails, so that a failure stays this test's own (a
+        // stream left capturing in global mode fails every other test's allocations).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
         let mut graph = std::ptr::null_mut();
+        let end = sys::cuStreamEndCapture(stream, &mut graph);
+        if let Err(p) = r {
+            std::panic::resume_unwind(p);
+        }
         assert_eq!(
-            sys::cuStreamEndCapture(stream, &mut graph),
+            end,
             sys::CUresult::CUDA_SUCCESS,
             "the capture was invalidated"
         );

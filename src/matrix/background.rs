@@ -88,6 +88,10 @@ pub(super) struct Background<M> {
     target: Algorithm,
     shared: Arc<Shared<M>>,
     thread: Option<JoinHandle<()>>,
+    /// Drops what the device half would have used (device memory, the context), if the worker
+    /// has not taken it: on cancellation before the device half, they are released here, on
+    /// the caller's thread, and never by a worker that outlives the matrix.
+    release: Box<dyn Fn() + Send + Sync>,
     /// The matrix's values generation the worker built from: a swap after an update_values
     /// refreshes the new form's values first.
     built_gen: u64,
@@ -100,14 +104,17 @@ impl<M> std::fmt::Debug for Background<M> {
 }
 
 impl<M: Send + 'static> Background<M> {
-    /// Starts building `target` on a new thread: `host()` (no CUDA call), then, unless
-    /// cancelled meanwhile, `device(host's result)`. `gate` (tests) holds the worker between
-    /// the two until it receives a message or its sender is dropped.
-    pub(super) fn spawn<P: Send + 'static>(
+    /// Starts building `target` on a new thread: `host()` (no CUDA call: it must own nothing
+    /// whose drop calls CUDA), then, unless cancelled meanwhile, `device(host's result,
+    /// resources)`: `resources` (device handles) pass to the worker only then, and are dropped
+    /// by whoever cancels the build before. `gate` (tests) holds the worker between the two
+    /// halves until it receives a message or its sender is dropped.
+    pub(super) fn spawn<P: Send + 'static, R: Send + 'static>(
         target: Algorithm,
         built_gen: u64,
         host: impl FnOnce() -> Result<P> + Send + 'static,
-        device: impl FnOnce(P) -> Result<M> + Send + 'static,
+        resources: R,
+        device: impl FnOnce(P, R) -> Result<M> + Send + 'static,
         gate: Option<std::sync::mpsc::Receiver<()>>,
     ) -> Result<Self> {
         let shared = Arc::new(Shared {
@@ -116,6 +123,8 @@ impl<M: Send + 'static> Background<M> {
             changed: Condvar::new(),
         });
         let worker = shared.clone();
+        let slot = Arc::new(Mutex::new(Some(resources)));
+        let (worker_slot, release_slot) = (slot.clone(), slot);
         let start = Instant::now();
         let thread = std::thread::Builder::new()
             .name(format!("tessera-build-{target}"))
@@ -124,14 +133,16 @@ impl<M: Send + 'static> Background<M> {
                     if let Some(g) = gate {
                         let _ = g.recv();
                     }
-                    {
+                    let r = {
                         let mut st = worker.lock();
                         if matches!(*st, State::Cancelled) {
                             return Err(Error::Internal("cancelled".into()));
                         }
                         *st = State::Device;
-                    }
-                    caught(move || device(p))
+                        worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+                    };
+                    let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
+                    caught(move || device(p, r))
                 });
                 let ms = start.elapsed().as_secs_f64() * 1e3;
                 let mut st = worker.lock();
@@ -158,6 +169,12 @@ impl<M: Send + 'static> Background<M> {
             target,
             shared,
             thread: Some(thread),
+            release: Box::new(move || {
+                release_slot
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take();
+            }),
             built_gen,
         })
     }
@@ -179,18 +196,21 @@ fn caught<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 
 impl<M> Drop for Background<M> {
     fn drop(&mut self) {
-        let on_device = {
+        let (on_device, old) = {
             let mut st = self.shared.lock();
-            let on_device = matches!(*st, State::Device);
-            if matches!(*st, State::Host | State::Device) {
-                *st = State::Cancelled;
-            }
-            on_device
+            (
+                matches!(*st, State::Device),
+                std::mem::replace(&mut *st, State::Cancelled),
+            )
         };
-        // A worker still on the host makes no CUDA call after seeing Cancelled: leave it.
+        // A built form not swapped in is freed here, not by the worker's last reference.
+        drop(old);
+        // A worker still on the host makes no CUDA call after seeing Cancelled: leave it, and
+        // release here what its device half would have used. One on the device is waited for.
         if let (true, Some(t)) = (on_device, self.thread.take()) {
             let _ = t.join();
         }
+        (self.release)();
     }
 }
 

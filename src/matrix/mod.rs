@@ -232,7 +232,8 @@ impl<T: Scalar> Matrix<T> {
                             };
                             methods::prepare_host(target, &req)
                         },
-                        Ok,
+                        (),
+                        |m, ()| Ok(m),
                         gate,
                     )?)
                 }
@@ -263,7 +264,6 @@ impl<T: Scalar> Matrix<T> {
         gate: Option<std::sync::mpsc::Receiver<()>>,
     ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
         let (csr, stats) = (self.csr.clone(), self.stats);
-        let (dev, gcsr) = (dev.clone(), gcsr.clone());
         let sm = dev.sm_count();
         Background::spawn(
             target,
@@ -281,7 +281,10 @@ impl<T: Scalar> Matrix<T> {
                     None => Ok((None, Some((csr, stats)))),
                 }
             },
-            move |(built, whole)| {
+            // Device handles pass to the worker only for its device half: a build cancelled
+            // before it never frees device memory on the worker.
+            (dev.clone(), gcsr.clone()),
+            move |(built, whole), (dev, gcsr)| {
                 cuda::relax_capture_mode()?;
                 let own = OwnedStream::new(&dev)?;
                 let method = match (built, whole) {
