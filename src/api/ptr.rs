@@ -4,7 +4,7 @@
 
 use super::types::{tessera_handle, tessera_matrix};
 use crate::backend::cuda::{self, Device, MemKind, PtrInfo};
-use crate::csr::try_vec_filled;
+use crate::csr::try_vec_touched;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::matrix::AnyMatrix;
@@ -260,7 +260,7 @@ pub(crate) fn is_device_memory(h: &Handle, p: *const c_void) -> Result<bool> {
 ///
 /// # Safety
 /// As [`slice`] for host memory; device memory must hold `len` `T`s.
-pub(crate) unsafe fn host_array<'a, T: Copy + Default>(
+pub(crate) unsafe fn host_array<'a, T: Copy + Default + Send + Sync>(
     h: &Handle,
     p: *const T,
     len: usize,
@@ -277,7 +277,7 @@ pub(crate) unsafe fn host_array<'a, T: Copy + Default>(
                 "{name} must hold {len} entries ({bytes} bytes) but its device allocation has {left} bytes from {p:p} on"
             )));
         }
-        let mut v = try_vec_filled(len, T::default(), name)?;
+        let mut v = try_vec_touched(len, T::default(), name)?;
         cuda::copy_to_host(dev, h.cuda_stream(), p as u64, &mut v)?;
         return Ok(HostArray::Staged(v));
     }

@@ -292,7 +292,7 @@ pub struct DeviceVec<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: Copy + Default> DeviceVec<T> {
+impl<T: Copy + Default + Send + Sync> DeviceVec<T> {
     /// A copy of `src` on the device.
     pub fn from_slice(dev: &Arc<Device>, src: &[T]) -> Result<Self> {
         Ok(DeviceVec {
@@ -304,7 +304,7 @@ impl<T: Copy + Default> DeviceVec<T> {
 
     /// The vector's values, copied to the host after all work on `stream`.
     pub fn to_vec(&self, stream: Stream) -> Result<Vec<T>> {
-        let mut v = vec![T::default(); self.len];
+        let mut v = crate::csr::try_vec_touched(self.len, T::default(), "a vector from the device")?;
         copy_to_host(&self.buf.dev, stream, self.buf.ptr, &mut v)?;
         Ok(v)
     }
