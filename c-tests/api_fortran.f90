@@ -70,6 +70,9 @@ program api_fortran
   call expect_status(tessera_analyze(h, A, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE), &
        TESSERA_STATUS_SUCCESS, "tessera_analyze(AUTO)")
 
+  call expect_status(tessera_finish_background(h, A), TESSERA_STATUS_SUCCESS, &
+       "tessera_finish_background (nothing in the background)")
+
   ! info after analyze: the struct layout must match C's
   call expect_status(tessera_matrix_get_info(A, info), TESSERA_STATUS_SUCCESS, "get_info")
   call check(info%algorithm == TESSERA_ALGORITHM_CSR_VECTOR, "AUTO chose CSR_VECTOR")

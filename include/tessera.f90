@@ -194,6 +194,15 @@ module tessera
        integer(c_int32_t) :: status
      end function tessera_matrix_get_info
 
+     ! Waits for the format AUTO builds in the background and swaps it in (no-op without one).
+     function tessera_finish_background(handle, A) bind(c, name="tessera_finish_background") &
+          result(status)
+       import :: c_ptr, c_int32_t
+       type(c_ptr), value :: handle
+       type(c_ptr), value :: A
+       integer(c_int32_t) :: status
+     end function tessera_finish_background
+
      ! Destroys a matrix; c_null_ptr is a no-op.
      function tessera_destroy_matrix(A) bind(c, name="tessera_destroy_matrix") result(status)
        import :: c_ptr, c_int32_t

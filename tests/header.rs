@@ -52,6 +52,7 @@ fn header_declares_every_function_of_the_architecture_page() {
         "tessera_spmv(",
         "tessera_update_values(",
         "tessera_matrix_get_info(",
+        "tessera_finish_background(",
         "tessera_destroy_matrix(",
         "tessera_status_name(",
         "tessera_status_string(",
