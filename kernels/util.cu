@@ -34,3 +34,116 @@ __device__ __forceinline__ void util_scatter(long long n, const T *__restrict__ 
         util_scatter<T>(n, src, slot, dst);                                                    \
     }
 TESSERA_INSTANTIATE(UTIL_ENTRY)
+
+// ---- Import of a caller's CSR already in device memory (src/backend/cuda/import.rs) ----
+// util_import_rows: one thread per row i (grid-stride). Converts row_ptr (int32 or int64, base
+//   0 or 1) to tessera's int32 base-0 row_ptr, checks rows i..i+1 (non-decreasing, within nnz),
+//   and accumulates the row statistics: sum of squared lengths, min, max, empty rows, the
+//   column spread (last - first + 1 over non-empty rows) and the row-boundary descents (a
+//   non-empty row whose first column is below the previous entry's, the last of an earlier row).
+// util_import_cols: one thread per entry k. Converts col_ind the same way, checks its range,
+//   and counts descents col[k] > col[k+1] over the whole array. Columns are sorted within every
+//   row exactly when every descent is a row-boundary descent.
+// status (unsigned long long): [0] first bad row i (min), [1] first bad entry k (min),
+//   [2] descents, [3] boundary descents, [4] sum of squared lengths, [5] max length,
+//   [6] min length, [7] empty rows, [8] spread sum. The caller sets [0], [1], [6] to ~0 and the
+//   rest to 0. Sums are aggregated per warp, then one atomic per warp.
+
+__device__ __forceinline__ long long util_index(const void *p, int is64, long long i) {
+    return is64 ? ((const long long *)p)[i] : (long long)((const int *)p)[i];
+}
+
+__device__ __forceinline__ unsigned long long util_warp_sum(unsigned long long v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(TESSERA_FULL_MASK, v, o);
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long util_warp_max(unsigned long long v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long w = __shfl_down_sync(TESSERA_FULL_MASK, v, o);
+        v = w > v ? w : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned long long util_warp_min(unsigned long long v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long w = __shfl_down_sync(TESSERA_FULL_MASK, v, o);
+        v = w < v ? w : v;
+    }
+    return v;
+}
+
+extern "C" __global__ void util_import_rows(long long rows, long long nnz, long long base,
+                                            const void *__restrict__ row_ptr,
+                                            const void *__restrict__ col_ind, int is64,
+                                            int *__restrict__ out,
+                                            unsigned long long *__restrict__ status) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    // Every lane runs the same number of rounds, so the warp reductions see full warps.
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long rounds = (rows + stride - 1) / stride;
+    const bool lane0 = (threadIdx.x & 31) == 0;
+    for (long long r = 0; r < rounds; ++r) {
+        const long long i = first + r * stride;
+        unsigned long long sq = 0, mx = 0, mn = ~0ull, empty = 0, spread = 0, bdesc = 0;
+        if (i < rows) {
+            const long long a = util_index(row_ptr, is64, i) - base;
+            const long long b = util_index(row_ptr, is64, i + 1) - base;
+            if (a > b || b > nnz || a < 0) {
+                atomicMin(&status[0], (unsigned long long)i);
+            } else {
+                const unsigned long long len = (unsigned long long)(b - a);
+                sq = len * len;
+                mx = len;
+                mn = len;
+                if (len == 0) {
+                    empty = 1;
+                } else {
+                    const long long c0 = util_index(col_ind, is64, a);
+                    spread = (unsigned long long)(util_index(col_ind, is64, b - 1) - c0 + 1);
+                    if (a > 0 && util_index(col_ind, is64, a - 1) > c0) bdesc = 1;
+                }
+            }
+            out[i] = (int)a;
+            if (i == rows - 1) out[rows] = (int)b;
+        }
+        sq = util_warp_sum(sq);
+        empty = util_warp_sum(empty);
+        spread = util_warp_sum(spread);
+        bdesc = util_warp_sum(bdesc);
+        mx = util_warp_max(mx);
+        mn = util_warp_min(mn);
+        if (lane0) {
+            if (sq) atomicAdd(&status[4], sq);
+            if (empty) atomicAdd(&status[7], empty);
+            if (spread) atomicAdd(&status[8], spread);
+            if (bdesc) atomicAdd(&status[3], bdesc);
+            if (mx) atomicMax(&status[5], mx);
+            if (mn != ~0ull) atomicMin(&status[6], mn);
+        }
+    }
+}
+
+extern "C" __global__ void util_import_cols(long long nnz, long long cols, long long base,
+                                            const void *__restrict__ col_ind, int is64,
+                                            int *__restrict__ out,
+                                            unsigned long long *__restrict__ status) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long rounds = (nnz + stride - 1) / stride;
+    const bool lane0 = (threadIdx.x & 31) == 0;
+    for (long long r = 0; r < rounds; ++r) {
+        const long long k = first + r * stride;
+        unsigned long long desc = 0;
+        if (k < nnz) {
+            const long long raw = util_index(col_ind, is64, k);
+            const long long c = raw - base;
+            if (c < 0 || c >= cols) atomicMin(&status[1], (unsigned long long)k);
+            out[k] = (int)c;
+            if (k + 1 < nnz && raw > util_index(col_ind, is64, k + 1)) desc = 1;
+        }
+        desc = util_warp_sum(desc);
+        if (lane0 && desc) atomicAdd(&status[2], desc);
+    }
+}

@@ -143,7 +143,11 @@ pub(crate) fn try_vec_filled<V: Clone>(n: usize, v: V, what: &str) -> Result<Vec
 /// destination of a copy from the device. The driver copies into pageable memory through its own
 /// staging buffers on one thread, and a page it touches first there costs a fault on that
 /// thread; faulted here in parallel, the copy runs at the staging rate.
-pub(crate) fn try_vec_touched<V: Clone + Send + Sync>(n: usize, v: V, what: &str) -> Result<Vec<V>> {
+pub(crate) fn try_vec_touched<V: Clone + Send + Sync>(
+    n: usize,
+    v: V,
+    what: &str,
+) -> Result<Vec<V>> {
     let mut out = try_vec_filled(n, v.clone(), what)?;
     let chunk = n.div_ceil(threads_for(n)).max(1);
     if chunk < n {
@@ -413,6 +417,28 @@ impl<T: Scalar> Csr<T> {
         }
         self.input_to_csr = Some(input_to_csr);
         Ok(())
+    }
+
+    /// A CSR validated elsewhere (the device import, `backend/cuda/import.rs`): base 0, columns
+    /// sorted within each row, no value map. Checked only in debug builds.
+    pub(crate) fn from_sorted(
+        rows: usize,
+        cols: usize,
+        row_ptr: Vec<i32>,
+        col_ind: Vec<i32>,
+        values: Vec<T>,
+    ) -> Self {
+        debug_assert_eq!(row_ptr.len(), rows + 1);
+        debug_assert_eq!(col_ind.len(), values.len());
+        debug_assert!(!any_row_unsorted(&row_ptr, &col_ind));
+        Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_ind,
+            values,
+            input_to_csr: None,
+        }
     }
 
     /// Number of rows.

@@ -6,6 +6,7 @@
 use super::guard::{guard, last_error_ptr};
 use super::ptr;
 use super::types::*;
+use crate::backend::cuda::import::DeviceCsr;
 use crate::csr::{check_dim, CsrParts, Indices};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
@@ -115,6 +116,45 @@ fn index_array<'a>(
     })
 }
 
+/// The caller's CSR when `h` is a CUDA handle, the matrix has entries and all three arrays are
+/// in device (or managed) memory, each long enough; else `None` (the host path reads them).
+fn device_csr(
+    h: &Handle,
+    [rows, cols, nnz]: [usize; 3],
+    [row_ptr, col_ind, values]: [*const c_void; 3],
+    it: IndexType,
+    base: IndexBase,
+    vt: ValueType,
+) -> Result<Option<DeviceCsr>> {
+    if h.cuda().is_none() || nnz == 0 {
+        return Ok(None);
+    }
+    let index = |p: *const c_void, len: usize, name: &str| match it {
+        IndexType::I32 => ptr::device_array(h, p.cast::<i32>(), len, name),
+        IndexType::I64 => ptr::device_array(h, p.cast::<i64>(), len, name),
+    };
+    let Some(rp) = index(row_ptr, rows + 1, "row_ptr")? else {
+        return Ok(None);
+    };
+    let Some(ci) = index(col_ind, nnz, "col_ind")? else {
+        return Ok(None);
+    };
+    let v = match vt {
+        ValueType::F32 => ptr::device_array(h, values.cast::<f32>(), nnz, "values")?,
+        ValueType::F64 => ptr::device_array(h, values.cast::<f64>(), nnz, "values")?,
+    };
+    Ok(v.map(|v| DeviceCsr {
+        rows,
+        cols,
+        nnz,
+        row_ptr: rp,
+        col_ind: ci,
+        values: v,
+        is64: it == IndexType::I64,
+        base,
+    }))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn create_typed<T: Scalar>(
     h: &Handle,
@@ -175,11 +215,28 @@ pub unsafe extern "C" fn tessera_create_csr(
         let it = IndexType::try_from(it)?;
         let base = IndexBase::try_from(base)?;
         let vt = ValueType::try_from(vt)?;
-        let (nrows, _, nz) = (
+        let (nrows, ncols, nz) = (
             check_dim("rows", rows)?,
             check_dim("cols", cols)?,
             check_dim("nnz", nnz)?,
         );
+        // All three arrays in device memory: validated and converted on the device.
+        if let Some(p) = device_csr(
+            h,
+            [nrows, ncols, nz],
+            [row_ptr, col_ind, values],
+            it,
+            base,
+            vt,
+        )? {
+            let m = match vt {
+                ValueType::F32 => AnyMatrix::F32(Matrix::from_device(h, &p)?),
+                ValueType::F64 => AnyMatrix::F64(Matrix::from_device(h, &p)?),
+            };
+            // SAFETY: checked by ptr::out; writable by the caller's contract.
+            unsafe { ptr::write(A, ptr::new_matrix(m)) };
+            return Ok(());
+        }
         let row_ptr = index_array(h, row_ptr, nrows + 1, it, "row_ptr")?;
         let col_ind = index_array(h, col_ind, nz, it, "col_ind")?;
         let (row_ptr, col_ind) = (row_ptr.indices(), col_ind.indices());

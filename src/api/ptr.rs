@@ -248,6 +248,28 @@ fn device_memory(h: &Handle, p: *const c_void) -> Result<Option<(&Arc<Device>, P
     }
 }
 
+/// The device address of the array at `p` of `len` `T`s when `h` is a CUDA handle and `p` is
+/// device or managed memory long enough for them (INVALID_SIZE when shorter); `None` for host
+/// memory (NULL and misaligned pointers are refused as [`host_array`] does).
+pub(crate) fn device_array<T>(
+    h: &Handle,
+    p: *const T,
+    len: usize,
+    name: &str,
+) -> Result<Option<u64>> {
+    check_array(p, len, name)?;
+    let Some((_, info)) = device_memory(h, p.cast())? else {
+        return Ok(None);
+    };
+    let bytes = len * std::mem::size_of::<T>();
+    if let Some(left) = info.bytes_left.filter(|&left| left < bytes as u64) {
+        return Err(Error::InvalidSize(format!(
+            "{name} must hold {len} entries ({bytes} bytes) but its device allocation has {left} bytes from {p:p} on"
+        )));
+    }
+    Ok(Some(p as u64))
+}
+
 /// True when `h` is a CUDA handle and `p` is device or managed memory.
 pub(crate) fn is_device_memory(h: &Handle, p: *const c_void) -> Result<bool> {
     Ok(device_memory(h, p)?.is_some())

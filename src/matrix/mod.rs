@@ -8,7 +8,7 @@ pub use background::BackgroundStatus;
 
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{self, DeviceVec, OwnedStream};
-use crate::csr::{Csr, CsrParts, RowStats};
+use crate::csr::{try_vec_touched, Csr, CsrParts, Indices, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::methods::{self, GpuMethod, HostMethod, Request};
@@ -80,6 +80,9 @@ pub struct Matrix<T: Scalar> {
     /// Counts value updates: a form built in the background from older values is refreshed
     /// before it is swapped in.
     values_gen: u64,
+    /// The device copy made by [`Matrix::from_device`], taken by the first analyze instead of
+    /// an upload (dropped if the values change before).
+    imported: Option<GpuCsr<T>>,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -91,6 +94,10 @@ impl<T: Scalar> Matrix<T> {
     /// Takes an already validated CSR.
     pub fn from_csr(handle: &Handle, csr: Csr<T>) -> Self {
         let stats = csr.stats();
+        Self::from_parts_unchecked(handle, csr, stats)
+    }
+
+    fn from_parts_unchecked(handle: &Handle, csr: Csr<T>, stats: RowStats) -> Self {
         Matrix {
             csr: Arc::new(csr),
             stats,
@@ -102,7 +109,81 @@ impl<T: Scalar> Matrix<T> {
             host_values_stale: false,
             values_failed: None,
             values_gen: 0,
+            imported: None,
         }
+    }
+
+    /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
+    /// tessera's int32 base-0 CSR and measured (row statistics) on the device, kept there for
+    /// the first analyze, and copied once to the host for tessera's host copy. Arrays whose
+    /// columns are not sorted within a row take the host path ([`Matrix::new`], which sorts).
+    pub fn from_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Self> {
+        let Some(dev) = handle.cuda() else {
+            return Err(Error::InvalidValue(
+                "device arrays need a CUDA handle".into(),
+            ));
+        };
+        let stream = handle.cuda_stream();
+        let Some(imp) = cuda::import::import(dev, stream, p, std::mem::size_of::<T>())? else {
+            return Self::from_device_via_host(handle, p);
+        };
+        let (rows, cols, nnz) = (p.rows, p.cols, p.nnz);
+        let mut row_ptr = try_vec_touched(rows + 1, 0i32, "row_ptr")?;
+        let mut col_ind = try_vec_touched(nnz, 0i32, "col_ind")?;
+        let mut values = try_vec_touched(nnz, T::ZERO, "values")?;
+        cuda::copy_to_host(dev, stream, imp.row_ptr.addr(), &mut row_ptr)?;
+        cuda::copy_to_host(dev, stream, imp.col_ind.addr(), &mut col_ind)?;
+        cuda::copy_to_host(dev, stream, imp.values.addr(), &mut values)?;
+        let stats = imp.stats;
+        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+        let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
+        let mut m = Self::from_parts_unchecked(
+            handle,
+            Csr::from_sorted(rows, cols, row_ptr, col_ind, values),
+            stats,
+        );
+        m.imported = Some(gpu);
+        Ok(m)
+    }
+
+    /// The host path for device arrays (columns to sort): copies them to the host as they are.
+    fn from_device_via_host(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Self> {
+        let dev = handle
+            .cuda()
+            .ok_or_else(|| Error::Internal("no CUDA device".into()))?;
+        let stream = handle.cuda_stream();
+        let mut values = try_vec_touched(p.nnz, T::ZERO, "values")?;
+        cuda::copy_to_host(dev, stream, p.values, &mut values)?;
+        let fetch = |addr: u64, len: usize| -> Result<(Vec<i32>, Vec<i64>)> {
+            if p.is64 {
+                let mut v = try_vec_touched(len, 0i64, "indices")?;
+                cuda::copy_to_host(dev, stream, addr, &mut v)?;
+                Ok((Vec::new(), v))
+            } else {
+                let mut v = try_vec_touched(len, 0i32, "indices")?;
+                cuda::copy_to_host(dev, stream, addr, &mut v)?;
+                Ok((v, Vec::new()))
+            }
+        };
+        let (rp32, rp64) = fetch(p.row_ptr, p.rows + 1)?;
+        let (ci32, ci64) = fetch(p.col_ind, p.nnz)?;
+        let (rp, ci) = if p.is64 {
+            (Indices::I64(&rp64), Indices::I64(&ci64))
+        } else {
+            (Indices::I32(&rp32), Indices::I32(&ci32))
+        };
+        Self::new(
+            handle,
+            CsrParts {
+                rows: p.rows as i64,
+                cols: p.cols as i64,
+                nnz: p.nnz as i64,
+                row_ptr: rp,
+                col_ind: ci,
+                values: &values,
+                base: p.base,
+            },
+        )
     }
 
     fn check_handle(&self, handle: &Handle) -> Result<()> {
@@ -191,7 +272,10 @@ impl<T: Scalar> Matrix<T> {
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
             let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
-            let csr = Arc::new(GpuCsr::upload(dev, stream, &self.csr, transpose)?);
+            let csr = Arc::new(match self.imported.take() {
+                Some(imported) => imported,
+                None => GpuCsr::upload(dev, stream, &self.csr, transpose)?,
+            });
             // The worker starts first: its host half runs while the light method is set up.
             let bg = match later {
                 Some((target, gate)) => {
@@ -506,6 +590,7 @@ impl<T: Scalar> Matrix<T> {
         self.check_handle(handle)?;
         Arc::make_mut(&mut self.csr).set_values_from_input(values)?;
         self.values_gen += 1;
+        self.imported = None;
         self.host_values_stale = false;
         if let Some(forms) = &mut self.host {
             forms.each_mut().for_each(|m| m.update_values(&self.csr));
@@ -558,6 +643,7 @@ impl<T: Scalar> Matrix<T> {
                 cuda::copy_to_host(dev, handle.cuda_stream(), values, &mut v)?;
                 Arc::make_mut(&mut self.csr).set_values_from_input(&v)?;
                 self.values_gen += 1;
+                self.imported = None;
             }
         }
         Ok(())
@@ -595,7 +681,10 @@ impl<T: Scalar> Matrix<T> {
                 (None, None) => (
                     Algorithm::Auto,
                     match self.backend {
-                        BackendKind::Cuda => 0,
+                        BackendKind::Cuda => self
+                            .imported
+                            .as_ref()
+                            .map_or(0, |g| g.device_bytes() as u64),
                         _ => self.csr.bytes() as u64,
                     },
                     true,

@@ -84,6 +84,37 @@ impl<T: Scalar> GpuCsr<T> {
         csr: &Csr<T>,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
+        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
+        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
+        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
+        let slot = match csr.input_map() {
+            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
+            None => None,
+        };
+        let arrays = [row_ptr, col_ind, values];
+        Self::from_buffers(dev, csr.rows(), csr.cols(), arrays, slot, transpose_params)
+    }
+
+    /// A CSR whose arrays are on the device already (tessera's own buffers: int32 row_ptr and
+    /// col_ind, base 0, sorted columns, and the values), as [`super::import`] leaves them.
+    pub fn from_imported(
+        dev: &Arc<Device>,
+        imported: super::import::Imported,
+        transpose_params: TransposeLaunch,
+    ) -> Result<Self> {
+        let (rows, cols) = (imported.stats.rows, imported.stats.cols);
+        let arrays = [imported.row_ptr, imported.col_ind, imported.values];
+        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+    }
+
+    fn from_buffers(
+        dev: &Arc<Device>,
+        rows: usize,
+        cols: usize,
+        [row_ptr, col_ind, values]: [DeviceBuffer; 3],
+        slot: Option<DeviceBuffer>,
+        transpose_params: TransposeLaunch,
+    ) -> Result<Self> {
         let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
         let tr = dev.module(&KernelSpec::new(
             &kernels::TRANSPOSE,
@@ -93,21 +124,14 @@ impl<T: Scalar> GpuCsr<T> {
         let scale = util.function(&format!("util_scale_{s}"))?;
         let scatter = util.function(&format!("util_scatter_{s}"))?;
         let transpose = tr.function(&format!("transpose_spmv_{s}"))?;
-        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
-        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
-        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
-        let slot = match csr.input_map() {
-            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
-            None => None,
-        };
         Ok(GpuCsr {
             scale,
             scatter,
             transpose,
             transpose_params,
-            rows: csr.rows(),
-            cols: csr.cols(),
-            nnz: csr.nnz(),
+            rows,
+            cols,
+            nnz: col_ind.bytes() / 4,
             row_ptr,
             col_ind,
             values,

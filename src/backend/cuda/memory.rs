@@ -304,7 +304,8 @@ impl<T: Copy + Default + Send + Sync> DeviceVec<T> {
 
     /// The vector's values, copied to the host after all work on `stream`.
     pub fn to_vec(&self, stream: Stream) -> Result<Vec<T>> {
-        let mut v = crate::csr::try_vec_touched(self.len, T::default(), "a vector from the device")?;
+        let mut v =
+            crate::csr::try_vec_touched(self.len, T::default(), "a vector from the device")?;
         copy_to_host(&self.buf.dev, stream, self.buf.ptr, &mut v)?;
         Ok(v)
     }

@@ -23,6 +23,7 @@ pub mod csr;
 mod device;
 #[doc(hidden)]
 pub mod fault;
+pub mod import;
 pub mod kernels;
 mod launching;
 mod loading;

@@ -9,6 +9,7 @@
 use crate::{load, random_x, rel_error, tolerance, RunOpts, Setup};
 use std::sync::Arc;
 use std::time::Instant;
+use tessera::backend::cuda::import::DeviceCsr;
 use tessera::backend::cuda::{self, Device, DeviceVec, Stream};
 use tessera::bench::cusparse::{
     CusparseAlg, CusparseCsr, CusparseHandle, CusparseSpmv, Preprocess,
@@ -31,9 +32,10 @@ pub(crate) const HELP: &str = "\
 End to end (CSV columns after params; the table \"end to end\" printed after the main one):
   e2e_N_ms (N = 1, 10, 100, 1000, 10000) = first + (N - 1) * spmv_ms: the time to N products of a
       caller whose CSR arrays are already in device memory. `first` is the wall time (host clock) of:
-      what tessera_create_csr does with device pointers (per array a cuPointerGetAttributes query and a
-      copy to the host: tessera has no create from device arrays), Matrix::new on those arrays
-      (validation and tessera's own copy), analyze (upload, method set-up, any tuning), one product
+      what tessera_create_csr does with device pointers (per array a cuPointerGetAttributes query,
+      then Matrix::from_device: validation, conversion and row statistics on the device, one copy of
+      the converted arrays to the host for tessera's host copy), analyze (method set-up on the
+      device copy, any tuning), one product
       y = A x into device x and y allocated beforehand, and a synchronize. Measured on a fresh matrix
       after the checked and timed run of the same method (kernels compiled and loaded), median of 3
       (1 when the first takes over 100 ms); the first product is checked against the f64 reference.
@@ -257,22 +259,34 @@ fn tessera_first_typed<T: Scalar>(
                 m
             }
             Source::Device => {
-                // What tessera_create_csr does with a device pointer (src/api/ptr.rs,
-                // host_array): ask the driver what it is, then copy it to the host.
-                let staged = |addr: u64, len: usize| -> Result<(), String> {
+                // What tessera_create_csr does with device pointers (src/api/functions.rs,
+                // device_csr): ask the driver what each array is, then Matrix::from_device
+                // (validated and converted on the device, one copy to the host).
+                for (addr, len) in [
+                    (d_row_ptr.addr(), d_row_ptr.len()),
+                    (d_col_ind.addr(), d_col_ind.len()),
+                    (d_values.addr(), d_values.len()),
+                ] {
                     if len > 0 {
                         cuda::pointer_info(dev, addr).map_err(text)?;
                     }
-                    Ok(())
+                }
+                let p = DeviceCsr {
+                    rows: csr.rows(),
+                    cols: csr.cols(),
+                    nnz: csr.nnz(),
+                    row_ptr: d_row_ptr.addr(),
+                    col_ind: d_col_ind.addr(),
+                    values: d_values.addr(),
+                    is64: false,
+                    base: IndexBase::Zero,
                 };
-                staged(d_row_ptr.addr(), d_row_ptr.len())?;
-                let row_ptr = d_row_ptr.to_vec(stream).map_err(text)?;
-                staged(d_col_ind.addr(), d_col_ind.len())?;
-                let col_ind = d_col_ind.to_vec(stream).map_err(text)?;
-                staged(d_values.addr(), d_values.len())?;
-                let values = d_values.to_vec(stream).map_err(text)?;
-                let mut m =
-                    Matrix::new(h, parts(&csr, &row_ptr, &col_ind, &values)).map_err(text)?;
+                let mut m = if csr.nnz() > 0 {
+                    Matrix::from_device(h, &p).map_err(text)?
+                } else {
+                    Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
+                        .map_err(text)?
+                };
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }

@@ -1,0 +1,221 @@
+//! A caller's CSR arrays already in device memory, validated and converted on the device
+//! (`util_import_rows` and `util_import_cols` in `kernels/util.cu`) into tessera's own buffers
+//! (int32 indices, base 0), with the row statistics computed there too: what
+//! `tessera_create_csr` does with device arrays, instead of copying them through the host and
+//! checking them there. Columns unsorted within a row are reported, not sorted: the caller
+//! then takes the host path, which sorts.
+
+use super::kernels::{self, KernelSpec};
+use super::{copy_to_device, copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use crate::csr::RowStats;
+use crate::error::{Error, Result};
+use crate::types::IndexBase;
+use std::sync::Arc;
+
+/// The caller's CSR in device memory, sizes already checked (each array device-accessible and
+/// long enough).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceCsr {
+    /// Rows, columns and stored entries.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Stored entries.
+    pub nnz: usize,
+    /// Device addresses of row_ptr (rows + 1 indices), col_ind (nnz indices), values (nnz).
+    pub row_ptr: u64,
+    /// See `row_ptr`.
+    pub col_ind: u64,
+    /// See `row_ptr`.
+    pub values: u64,
+    /// int64 indices (else int32).
+    pub is64: bool,
+    /// The index base.
+    pub base: IndexBase,
+}
+
+/// tessera's own copy on the device: int32 row_ptr and col_ind, base 0, columns sorted within
+/// each row; the values copied as they are.
+#[derive(Debug)]
+pub struct Imported {
+    /// rows + 1 int32.
+    pub row_ptr: DeviceBuffer,
+    /// nnz int32.
+    pub col_ind: DeviceBuffer,
+    /// nnz values.
+    pub values: DeviceBuffer,
+    /// The row statistics (as [`crate::csr::Csr::stats`] computes them on the host).
+    pub stats: RowStats,
+}
+
+const BLOCK: u32 = 256;
+/// Status words of the kernels (kernels/util.cu).
+const STATUS: usize = 9;
+
+/// Validates and converts `p` on `stream` (and waits). `Ok(None)`: the arrays are valid but
+/// some row's columns are not sorted. Errors name the entry as the host path does.
+pub fn import(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+    value_bytes: usize,
+) -> Result<Option<Imported>> {
+    let base = p.base.offset();
+    let isz = if p.is64 { 8 } else { 4 };
+    let index = |addr: u64, i: usize| -> Result<i64> {
+        if p.is64 {
+            let mut v = [0i64];
+            copy_to_host(dev, stream, addr + (i * isz) as u64, &mut v)?;
+            Ok(v[0])
+        } else {
+            let mut v = [0i32];
+            copy_to_host(dev, stream, addr + (i * isz) as u64, &mut v)?;
+            Ok(v[0] as i64)
+        }
+    };
+    let first = index(p.row_ptr, 0)?;
+    if first != base {
+        return Err(Error::InvalidMatrix(format!(
+            "row_ptr[0] = {first} but it must equal the index base ({base}, {})",
+            p.base.c_name()
+        )));
+    }
+    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+    let rows_fn = util.function("util_import_rows")?;
+    let cols_fn = util.function("util_import_cols")?;
+    let row_ptr = DeviceBuffer::alloc(dev, (p.rows + 1) * 4, "row_ptr")?;
+    let col_ind = DeviceBuffer::alloc(dev, p.nnz * 4, "col_ind")?;
+    let values = DeviceBuffer::alloc(dev, p.nnz * value_bytes, "values")?;
+    let mut status = [0u64; STATUS];
+    status[0] = u64::MAX;
+    status[1] = u64::MAX;
+    status[6] = u64::MAX;
+    let st = DeviceBuffer::from_slice(dev, stream, &status, "the import status")?;
+    let grid = |n: usize| {
+        n.div_ceil(BLOCK as usize)
+            .clamp(1, 32 * dev.sm_count().max(1) as usize)
+    };
+    if p.rows > 0 {
+        let args = KernelArgs::new()
+            .push(p.rows as i64)
+            .push(p.nnz as i64)
+            .push(base)
+            .push(p.row_ptr)
+            .push(p.col_ind)
+            .push(p.is64 as i32)
+            .push(row_ptr.addr())
+            .push(st.addr());
+        // SAFETY: util_import_rows(long long rows, long long nnz, long long base, const void*
+        // row_ptr, const void* col_ind, int is64, int* out, unsigned long long* status): the
+        // caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
+        // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1.
+        unsafe { launch(dev, &rows_fn, grid(p.rows), BLOCK, stream, args) }?;
+    } else {
+        copy_to_device(dev, stream, &[0i32], row_ptr.addr())?;
+    }
+    if p.nnz > 0 {
+        let args = KernelArgs::new()
+            .push(p.nnz as i64)
+            .push(p.cols as i64)
+            .push(base)
+            .push(p.col_ind)
+            .push(p.is64 as i32)
+            .push(col_ind.addr())
+            .push(st.addr());
+        // SAFETY: util_import_cols(long long nnz, long long cols, long long base, const void*
+        // col_ind, int is64, int* out, unsigned long long* status): col_ind holds nnz indices
+        // (checked by the caller), out nnz int32.
+        unsafe { launch(dev, &cols_fn, grid(p.nnz), BLOCK, stream, args) }?;
+        copy_raw(dev, stream, &values, p.values)?;
+    }
+    copy_to_host(dev, stream, st.addr(), &mut status)?;
+    if status[0] != u64::MAX {
+        let i = status[0] as usize;
+        let (a, b) = (index(p.row_ptr, i)?, index(p.row_ptr, i + 1)?);
+        return Err(Error::InvalidMatrix(if a > b {
+            format!(
+                "row_ptr is not non-decreasing: row_ptr[{i}] = {a} > row_ptr[{}] = {b}",
+                i + 1
+            )
+        } else {
+            format!(
+                "row_ptr[{}] = {b} points past the last entry: with nnz = {} and base {base} it may be at most {}",
+                i + 1,
+                p.nnz,
+                p.nnz as i64 + base
+            )
+        }));
+    }
+    let last = index(p.row_ptr, p.rows)?;
+    if last != p.nnz as i64 + base {
+        return Err(Error::InvalidMatrix(format!(
+            "row_ptr[rows] = row_ptr[{}] = {last} but it must equal nnz + base = {}",
+            p.rows,
+            p.nnz as i64 + base
+        )));
+    }
+    if status[1] != u64::MAX {
+        let k = status[1] as usize;
+        let c = index(p.col_ind, k)?;
+        // row_ptr is valid and converted: the row of entry k, for the message.
+        let mut rp = crate::csr::try_vec_touched(p.rows + 1, 0i32, "row_ptr")?;
+        copy_to_host(dev, stream, row_ptr.addr(), &mut rp)?;
+        let row = rp.partition_point(|&e| e as usize <= k) - 1;
+        return Err(Error::InvalidMatrix(format!(
+            "col_ind[{k}] = {c} (row {}) is out of range: with cols = {} and base {base} columns run from {base} to {}",
+            row as i64 + base,
+            p.cols,
+            p.cols as i64 - 1 + base
+        )));
+    }
+    if status[2] != status[3] {
+        return Ok(None);
+    }
+    let (rows, nnz) = (p.rows, p.nnz);
+    let mean = if rows == 0 {
+        0.0
+    } else {
+        nnz as f64 / rows as f64
+    };
+    let empty = status[7] as usize;
+    let stats = RowStats {
+        rows,
+        cols: p.cols,
+        nnz,
+        mean,
+        std_dev: if rows == 0 {
+            0.0
+        } else {
+            (status[4] as f64 / rows as f64 - mean * mean)
+                .max(0.0)
+                .sqrt()
+        },
+        min: if rows == 0 { 0 } else { status[6] as usize },
+        max: status[5] as usize,
+        empty_rows: empty,
+        col_spread: if rows > empty {
+            status[8] as f64 / (rows - empty) as f64
+        } else {
+            0.0
+        },
+    };
+    Ok(Some(Imported {
+        row_ptr,
+        col_ind,
+        values,
+        stats,
+    }))
+}
+
+/// Copies `dst.bytes()` bytes from device address `src` into `dst` on `stream`.
+fn copy_raw(dev: &Arc<Device>, stream: Stream, dst: &DeviceBuffer, src: u64) -> Result<()> {
+    let _g = dev.enter()?;
+    // SAFETY: dst is our allocation of dst.bytes(); src is device-accessible for that many
+    // bytes (checked by the caller).
+    super::check(
+        unsafe {
+            cudarc::driver::sys::cuMemcpyDtoDAsync_v2(dst.addr(), src, dst.bytes(), stream.raw())
+        },
+        "cuMemcpyDtoDAsync",
+    )
+}

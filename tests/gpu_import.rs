@@ -1,0 +1,336 @@
+//! `tessera_create_csr` with every array in device memory: validated, converted (int32/int64,
+//! base 0/1) and measured (row statistics) on the device, without the copy through the host
+//! and the host-side checks. The claims, on a real GPU:
+//! - the matrix equals the one made from the same arrays on the host: tessera's CSR, its row
+//!   statistics, and AUTO's product;
+//! - columns unsorted within a row take the host path, which sorts them, and update_values
+//!   still follows the caller's order;
+//! - every malformed array gets the status and the sentence the host path gives.
+//!
+//! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
+
+mod common;
+
+use common::gpu::{gpu, shared_device};
+use common::products::{assert_product, x_for, EDGE_CASES};
+use std::ffi::{c_void, CStr};
+use tessera::api::types::*;
+use tessera::api::*;
+use tessera::backend::cuda::DeviceVec;
+use tessera::{AnyMatrix, Csr, Handle, Operation};
+
+fn last_error() -> String {
+    // SAFETY: tessera_last_error returns a NUL-terminated thread-local string.
+    unsafe { CStr::from_ptr(tessera_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A CUDA `tessera_handle` (the C API on device 0).
+fn c_handle() -> tessera_handle {
+    let mut h = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    assert_eq!(
+        unsafe { tessera_create_with(&mut h, TESSERA_BACKEND_CUDA, 0) },
+        0
+    );
+    h
+}
+
+/// The caller's arrays: row_ptr and col_ind as i32 or i64 with `base`, f64 values.
+struct Arrays {
+    rows: usize,
+    cols: usize,
+    row_ptr: Vec<i64>,
+    col_ind: Vec<i64>,
+    values: Vec<f64>,
+}
+
+impl Arrays {
+    fn of(a: &Csr<f64>, base: i64) -> Self {
+        Arrays {
+            rows: a.rows(),
+            cols: a.cols(),
+            row_ptr: a.row_ptr().iter().map(|&v| v as i64 + base).collect(),
+            col_ind: a.col_ind().iter().map(|&v| v as i64 + base).collect(),
+            values: a.values().to_vec(),
+        }
+    }
+
+    /// Creates the matrix through the C API from host or device copies of the arrays; the
+    /// status, the matrix (on success) and the last error.
+    fn create(
+        &self,
+        h: tessera_handle,
+        dev: bool,
+        i64s: bool,
+        base: i32,
+    ) -> (i32, tessera_matrix, String) {
+        let dv = gpu().unwrap().cuda().unwrap().clone();
+        let rp32: Vec<i32> = self.row_ptr.iter().map(|&v| v as i32).collect();
+        let ci32: Vec<i32> = self.col_ind.iter().map(|&v| v as i32).collect();
+        // Device copies live until the end of this call (tessera copies them).
+        let (d64r, d64c, d32r, d32c, dval);
+        let (rp, ci, vals): (*const c_void, *const c_void, *const c_void) = if dev {
+            dval = DeviceVec::from_slice(&dv, &self.values).unwrap();
+            let v = dval.addr() as *const c_void;
+            if i64s {
+                d64r = DeviceVec::from_slice(&dv, &self.row_ptr).unwrap();
+                d64c = DeviceVec::from_slice(&dv, &self.col_ind).unwrap();
+                (d64r.addr() as _, d64c.addr() as _, v)
+            } else {
+                d32r = DeviceVec::from_slice(&dv, &rp32).unwrap();
+                d32c = DeviceVec::from_slice(&dv, &ci32).unwrap();
+                (d32r.addr() as _, d32c.addr() as _, v)
+            }
+        } else if i64s {
+            (
+                self.row_ptr.as_ptr().cast(),
+                self.col_ind.as_ptr().cast(),
+                self.values.as_ptr().cast(),
+            )
+        } else {
+            (
+                rp32.as_ptr().cast(),
+                ci32.as_ptr().cast(),
+                self.values.as_ptr().cast(),
+            )
+        };
+        let mut a = std::ptr::null_mut();
+        // SAFETY: every array holds what its length argument promises (host or device).
+        let s = unsafe {
+            tessera_create_csr(
+                h,
+                &mut a,
+                self.rows as i64,
+                self.cols as i64,
+                self.values.len() as i64,
+                rp,
+                ci,
+                vals,
+                if i64s {
+                    TESSERA_INDEX_TYPE_I64
+                } else {
+                    TESSERA_INDEX_TYPE_I32
+                },
+                base,
+                TESSERA_VALUE_TYPE_F64,
+            )
+        };
+        (s, a, if s == 0 { String::new() } else { last_error() })
+    }
+}
+
+/// The Rust matrix behind a C handle (for its CSR and statistics).
+fn inner<'a>(a: tessera_matrix) -> &'a tessera::Matrix<f64> {
+    // SAFETY: a live matrix made by tessera_create_csr; tessera_matrix points to an AnyMatrix.
+    match unsafe { &*(a as *const AnyMatrix) } {
+        AnyMatrix::F64(m) => m,
+        AnyMatrix::F32(_) => panic!("f64 expected"),
+    }
+}
+
+/// AUTO's product y = A x on the device, checked against the f64 product of `a`.
+fn product(h: tessera_handle, rh: &Handle, a_c: tessera_matrix, a: &Csr<f64>, what: &str) {
+    let dev = rh.cuda().unwrap();
+    let x = x_for(a.cols(), 3);
+    let dx = DeviceVec::from_slice(dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(dev, &vec![f64::NAN; a.rows()]).unwrap();
+    let (one, zero) = (1.0f64, 0.0f64);
+    // SAFETY: live handle and matrix; x and y device vectors of the right lengths.
+    unsafe {
+        assert_eq!(
+            tessera_spmv(
+                h,
+                TESSERA_OPERATION_NON_TRANSPOSE,
+                (&one as *const f64).cast(),
+                a_c,
+                dx.addr() as *const c_void,
+                (&zero as *const f64).cast(),
+                dy.addr() as *mut c_void,
+            ),
+            0,
+            "{what}: {}",
+            last_error()
+        );
+    }
+    // The C handle's stream is the default stream; so is the Rust handle's.
+    let y = dy.to_vec(rh.cuda_stream()).unwrap();
+    assert_product(
+        what,
+        a,
+        Operation::NonTranspose,
+        1.0,
+        &x,
+        0.0,
+        &vec![0.0; a.rows()],
+        &y,
+    );
+}
+
+#[test]
+fn device_arrays_make_the_same_matrix_as_host_arrays() {
+    let _d = shared_device();
+    let Some(rh) = gpu() else { return };
+    let h = c_handle();
+    let specs: Vec<&str> = EDGE_CASES
+        .iter()
+        .copied()
+        .chain([
+            "gen:uniform:200000,16,1",
+            "gen:powerlaw:14,8,3",
+            "gen:dense:300,200",
+        ])
+        .collect();
+    for spec in specs {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        for (i64s, base) in [(false, 0), (true, 1), (false, 1), (true, 0)] {
+            let arr = Arrays::of(&a, base as i64);
+            let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
+            let (s, from_dev, e) = arr.create(h, true, i64s, base);
+            assert_eq!(s, 0, "{what}: {e}");
+            let (s, from_host, e) = arr.create(h, false, i64s, base);
+            assert_eq!(s, 0, "{what}: {e}");
+            let (md, mh) = (inner(from_dev), inner(from_host));
+            assert_eq!(md.csr(), mh.csr(), "{what}: tessera's CSR");
+            let (sd, sh) = (md.stats(), mh.stats());
+            assert_eq!(
+                (sd.rows, sd.cols, sd.nnz, sd.min, sd.max, sd.empty_rows),
+                (sh.rows, sh.cols, sh.nnz, sh.min, sh.max, sh.empty_rows),
+                "{what}: row statistics"
+            );
+            for (d, h, f) in [
+                (sd.mean, sh.mean, "mean"),
+                (sd.std_dev, sh.std_dev, "std_dev"),
+                (sd.col_spread, sh.col_spread, "col_spread"),
+            ] {
+                assert!(
+                    (d - h).abs() <= 1e-9 * h.abs().max(1.0),
+                    "{what}: {f} {d} vs {h}"
+                );
+            }
+            // SAFETY: live handle and matrices.
+            unsafe {
+                assert_eq!(
+                    tessera_analyze(h, from_dev, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE),
+                    0,
+                    "{what}: {}",
+                    last_error()
+                );
+            }
+            product(h, &rh, from_dev, &a, &what);
+            // SAFETY: destroyed once.
+            unsafe {
+                tessera_destroy_matrix(from_dev);
+                tessera_destroy_matrix(from_host);
+            }
+        }
+    }
+    // SAFETY: destroyed once.
+    unsafe { tessera_destroy(h) };
+}
+
+#[test]
+fn unsorted_device_columns_are_sorted_on_the_host_path() {
+    let _d = shared_device();
+    let Some(rh) = gpu() else { return };
+    let h = c_handle();
+    let (name, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
+    // Each row's entries reversed: unsorted columns, same matrix.
+    let mut arr = Arrays::of(&a, 0);
+    for r in 0..a.rows() {
+        let (s, e) = (arr.row_ptr[r] as usize, arr.row_ptr[r + 1] as usize);
+        arr.col_ind[s..e].reverse();
+        arr.values[s..e].reverse();
+    }
+    let (s, m, e) = arr.create(h, true, false, 0);
+    assert_eq!(s, 0, "{e}");
+    assert_eq!(inner(m).csr().row_ptr(), a.row_ptr());
+    assert_eq!(inner(m).csr().col_ind(), a.col_ind());
+    // SAFETY: live handle and matrix; new values in the caller's (reversed) order.
+    unsafe {
+        assert_eq!(
+            tessera_analyze(h, m, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE),
+            0
+        );
+        product(h, &rh, m, &a, &format!("{name} unsorted"));
+        let scaled: Vec<f64> = arr.values.iter().map(|v| 2.0 * v).collect();
+        assert_eq!(
+            tessera_update_values(h, m, scaled.as_ptr().cast()),
+            0,
+            "{}",
+            last_error()
+        );
+        let mut a2 = a.clone();
+        let doubled: Vec<f64> = a.values().iter().map(|v| 2.0 * v).collect();
+        a2.set_values_from_input(&doubled).unwrap();
+        product(h, &rh, m, &a2, &format!("{name} unsorted, updated"));
+        tessera_destroy_matrix(m);
+        tessera_destroy(h);
+    }
+}
+
+#[test]
+fn malformed_device_arrays_get_the_host_paths_status_and_sentence() {
+    let _d = shared_device();
+    let Some(_rh) = gpu() else { return };
+    let h = c_handle();
+    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
+    type Break = Box<dyn Fn(&mut Arrays)>;
+    let breaks: Vec<(&str, Break)> = vec![
+        (
+            "row_ptr[0] off the base",
+            Box::new(|x: &mut Arrays| x.row_ptr[0] += 1),
+        ),
+        (
+            "row_ptr decreasing",
+            Box::new(|x: &mut Arrays| x.row_ptr[10] = x.row_ptr[12] + 1),
+        ),
+        (
+            "row_ptr past the end",
+            Box::new(|x: &mut Arrays| {
+                let n = x.values.len() as i64;
+                x.row_ptr[20] = n + 7;
+                for r in 21..x.row_ptr.len() {
+                    x.row_ptr[r] = n + 7;
+                }
+            }),
+        ),
+        (
+            "row_ptr[rows] short",
+            Box::new(|x: &mut Arrays| {
+                let r = x.rows;
+                x.row_ptr[r] -= 1;
+            }),
+        ),
+        (
+            "column too large",
+            Box::new(|x: &mut Arrays| {
+                let c = x.cols as i64;
+                x.col_ind[17] = c + 5;
+            }),
+        ),
+        (
+            "column negative",
+            Box::new(|x: &mut Arrays| x.col_ind[3] = -4),
+        ),
+    ];
+    for (what, f) in &breaks {
+        for (i64s, base) in [(false, 0), (true, 1)] {
+            let mut arr = Arrays::of(&a, base as i64);
+            f(&mut arr);
+            let (sd, _, ed) = arr.create(h, true, i64s, base);
+            let (sh, _, eh) = arr.create(h, false, i64s, base);
+            assert_ne!(sh, 0, "{what}: the host path accepted it");
+            assert_eq!(
+                (sd, &ed),
+                (sh, &eh),
+                "{what} (int{}, base {base}): device vs host",
+                if i64s { 64 } else { 32 }
+            );
+            assert_eq!(sd, TESSERA_STATUS_INVALID_MATRIX, "{what}: {ed}");
+        }
+    }
+    // SAFETY: destroyed once.
+    unsafe { tessera_destroy(h) };
+}
