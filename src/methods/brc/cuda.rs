@@ -309,20 +309,24 @@ impl<T: Scalar> std::fmt::Debug for BrcGpu<T> {
     }
 }
 
+/// The format with parameters `p`, in the variant `req` asks for (host only).
+fn build_format<T: Scalar>(req: &Request<'_, T>, p: Params) -> Result<Brc<T>> {
+    format::build(
+        req.csr,
+        p.b1 as usize,
+        p.b2 as usize,
+        p.ell_width as usize,
+        variant_for(req.deterministic),
+    )
+}
+
 fn build_and_upload<T: Scalar>(
     dev: &Arc<Device>,
     stream: Stream,
     req: &Request<'_, T>,
     p: Params,
 ) -> Result<OnDevice> {
-    let f = format::build(
-        req.csr,
-        p.b1 as usize,
-        p.b2 as usize,
-        p.ell_width as usize,
-        variant_for(req.deterministic),
-    )?;
-    OnDevice::upload(dev, stream, &f, p.format_key())
+    OnDevice::upload(dev, stream, &build_format(req, p)?, p.format_key())
 }
 
 /// BRC's format built on the host by the fixed rule (TUNING_NONE), waiting for its upload: the
@@ -413,15 +417,8 @@ impl<T: Scalar> BrcGpu<T> {
     pub fn build_on_host(sm: u32, req: &Request<'_, T>) -> Result<BrcOnHost<T>> {
         let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
         let p = rule.params;
-        let f = format::build(
-            req.csr,
-            p.b1 as usize,
-            p.b2 as usize,
-            p.ell_width as usize,
-            variant_for(req.deterministic),
-        )?;
         Ok(BrcOnHost {
-            f,
+            f: build_format(req, p)?,
             params: p,
             how: format!("{}; {sm} SMs", rule.why),
         })
