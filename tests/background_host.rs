@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::background::{new_values, wait_until_built};
+
 use common::products::{assert_product, x_for};
 use std::sync::mpsc;
 use tessera::{
@@ -26,29 +28,6 @@ fn products<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed
         m.spmv(h, op, T::from_f64(1.5), &x, T::from_f64(-0.5), &mut y)
             .unwrap();
         assert_product(what, a, op, 1.5, &x, -0.5, &y0, &y);
-    }
-}
-
-/// New values for the same pattern (caller's order = CSR order here), and the f64 CSR of the
-/// values the matrix holds after the update (rounded to T).
-fn new_values<T: Scalar>(m: &Matrix<T>, seed: u64) -> (Vec<T>, Csr<f64>) {
-    let v: Vec<T> = x_for(m.csr().nnz(), seed)
-        .into_iter()
-        .map(T::from_f64)
-        .collect();
-    let mut c = m.csr().clone();
-    c.set_values_from_input(&v).unwrap();
-    (v, c.convert())
-}
-
-fn wait_until_built<T: Scalar>(m: &Matrix<T>) {
-    let t = std::time::Instant::now();
-    while matches!(m.info().background, BackgroundStatus::Building(_)) {
-        assert!(
-            t.elapsed().as_secs() < 120,
-            "the background build never finished"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 

@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::background::{new_values, wait_until_built};
+
 use common::gpu::{destroy_stream, gpu, new_stream, queued_products_on_streams, whole_device};
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
@@ -38,28 +40,6 @@ fn product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed:
     .unwrap();
     let y = dy.to_vec(h.cuda_stream()).unwrap();
     assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
-}
-
-/// New values for the same pattern and the f64 CSR the matrix holds after them.
-fn new_values<T: Scalar>(m: &Matrix<T>, seed: u64) -> (Vec<T>, Csr<f64>) {
-    let v: Vec<T> = x_for(m.csr().nnz(), seed)
-        .into_iter()
-        .map(T::from_f64)
-        .collect();
-    let mut c = m.csr().clone();
-    c.set_values_from_input(&v).unwrap();
-    (v, c.convert())
-}
-
-fn wait_until_built<T: Scalar>(m: &Matrix<T>) {
-    let t = std::time::Instant::now();
-    while matches!(m.info().background, BackgroundStatus::Building(_)) {
-        assert!(
-            t.elapsed().as_secs() < 120,
-            "the background build never finished"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }
 
 /// Begins a global-mode capture on `stream`, runs `f`, ends it and returns the instantiated

@@ -220,7 +220,8 @@ pub unsafe extern "C" fn tessera_create_csr(
             check_dim("cols", cols)?,
             check_dim("nnz", nnz)?,
         );
-        // All three arrays in device memory: validated and converted on the device.
+        // All three arrays in device memory: validated and converted on the device, unless
+        // some row's columns need sorting (then the host path below copies and sorts them).
         if let Some(p) = device_csr(
             h,
             [nrows, ncols, nz],
@@ -230,12 +231,14 @@ pub unsafe extern "C" fn tessera_create_csr(
             vt,
         )? {
             let m = match vt {
-                ValueType::F32 => AnyMatrix::F32(Matrix::from_device(h, &p)?),
-                ValueType::F64 => AnyMatrix::F64(Matrix::from_device(h, &p)?),
+                ValueType::F32 => Matrix::from_device(h, &p)?.map(AnyMatrix::F32),
+                ValueType::F64 => Matrix::from_device(h, &p)?.map(AnyMatrix::F64),
             };
-            // SAFETY: checked by ptr::out; writable by the caller's contract.
-            unsafe { ptr::write(A, ptr::new_matrix(m)) };
-            return Ok(());
+            if let Some(m) = m {
+                // SAFETY: checked by ptr::out; writable by the caller's contract.
+                unsafe { ptr::write(A, ptr::new_matrix(m)) };
+                return Ok(());
+            }
         }
         let row_ptr = index_array(h, row_ptr, nrows + 1, it, "row_ptr")?;
         let col_ind = index_array(h, col_ind, nz, it, "col_ind")?;

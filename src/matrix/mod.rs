@@ -8,7 +8,7 @@ pub use background::BackgroundStatus;
 
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{self, DeviceVec, OwnedStream};
-use crate::csr::{try_vec_touched, Csr, CsrParts, Indices, RowStats};
+use crate::csr::{try_vec_touched, Csr, CsrParts, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::methods::{self, GpuMethod, HostMethod, Request};
@@ -115,9 +115,10 @@ impl<T: Scalar> Matrix<T> {
 
     /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
     /// tessera's int32 base-0 CSR and measured (row statistics) on the device, kept there for
-    /// the first analyze, and copied once to the host for tessera's host copy. Arrays whose
-    /// columns are not sorted within a row take the host path ([`Matrix::new`], which sorts).
-    pub fn from_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Self> {
+    /// the first analyze, and copied once to the host for tessera's host copy. `Ok(None)` when
+    /// some row's columns are not sorted: the caller then takes the host path
+    /// ([`Matrix::new`] on host copies of the arrays), which sorts them.
+    pub fn from_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "device arrays need a CUDA handle".into(),
@@ -125,7 +126,7 @@ impl<T: Scalar> Matrix<T> {
         };
         let stream = handle.cuda_stream();
         let Some(imp) = cuda::import::import(dev, stream, p, std::mem::size_of::<T>())? else {
-            return Self::from_device_via_host(handle, p);
+            return Ok(None);
         };
         let (rows, cols, nnz) = (p.rows, p.cols, p.nnz);
         let mut row_ptr = try_vec_touched(rows + 1, 0i32, "row_ptr")?;
@@ -143,47 +144,7 @@ impl<T: Scalar> Matrix<T> {
             stats,
         );
         m.imported = Some(gpu);
-        Ok(m)
-    }
-
-    /// The host path for device arrays (columns to sort): copies them to the host as they are.
-    fn from_device_via_host(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Self> {
-        let dev = handle
-            .cuda()
-            .ok_or_else(|| Error::Internal("no CUDA device".into()))?;
-        let stream = handle.cuda_stream();
-        let mut values = try_vec_touched(p.nnz, T::ZERO, "values")?;
-        cuda::copy_to_host(dev, stream, p.values, &mut values)?;
-        let fetch = |addr: u64, len: usize| -> Result<(Vec<i32>, Vec<i64>)> {
-            if p.is64 {
-                let mut v = try_vec_touched(len, 0i64, "indices")?;
-                cuda::copy_to_host(dev, stream, addr, &mut v)?;
-                Ok((Vec::new(), v))
-            } else {
-                let mut v = try_vec_touched(len, 0i32, "indices")?;
-                cuda::copy_to_host(dev, stream, addr, &mut v)?;
-                Ok((v, Vec::new()))
-            }
-        };
-        let (rp32, rp64) = fetch(p.row_ptr, p.rows + 1)?;
-        let (ci32, ci64) = fetch(p.col_ind, p.nnz)?;
-        let (rp, ci) = if p.is64 {
-            (Indices::I64(&rp64), Indices::I64(&ci64))
-        } else {
-            (Indices::I32(&rp32), Indices::I32(&ci32))
-        };
-        Self::new(
-            handle,
-            CsrParts {
-                rows: p.rows as i64,
-                cols: p.cols as i64,
-                nnz: p.nnz as i64,
-                row_ptr: rp,
-                col_ind: ci,
-                values: &values,
-                base: p.base,
-            },
-        )
+        Ok(Some(m))
     }
 
     fn check_handle(&self, handle: &Handle) -> Result<()> {
@@ -260,7 +221,6 @@ impl<T: Scalar> Matrix<T> {
         self.gpu = None;
         self.values_failed = None;
         let deterministic = handle.deterministic();
-        let gen = self.values_gen;
         let req = Request {
             csr: &self.csr,
             stats: &self.stats,
@@ -306,15 +266,12 @@ impl<T: Scalar> Matrix<T> {
                     let (csr, stats) = (self.csr.clone(), self.stats);
                     Some(Background::spawn(
                         target,
-                        gen,
+                        self.values_gen,
                         move || {
-                            let req = Request {
-                                csr: &csr,
-                                stats: &stats,
-                                tuning: Tuning::None,
-                                deterministic,
-                            };
-                            methods::prepare_host(target, &req)
+                            methods::prepare_host(
+                                target,
+                                &Request::fixed_rule(&csr, &stats, deterministic),
+                            )
                         },
                         (),
                         |m, ()| Ok(m),
@@ -347,45 +304,36 @@ impl<T: Scalar> Matrix<T> {
         deterministic: bool,
         gate: Option<std::sync::mpsc::Receiver<()>>,
     ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
+        /// What the host half leaves for the device half.
+        enum HostHalf<T: Scalar> {
+            /// The format, built.
+            Built(Box<dyn methods::HostBuilt<T>>),
+            /// A method built in one step: the CSR, for `prepare_gpu` in the device half.
+            Whole(Arc<Csr<T>>, RowStats),
+        }
         let (csr, stats) = (self.csr.clone(), self.stats);
         let sm = dev.sm_count();
         Background::spawn(
             target,
             self.values_gen,
             move || {
-                let req = Request {
-                    csr: &csr,
-                    stats: &stats,
-                    tuning: Tuning::None,
-                    deterministic,
-                };
-                // Methods built in one step keep the CSR for the device half.
-                match methods::build_on_host(target, sm, &req) {
-                    Some(built) => Ok((Some(built?), None)),
-                    None => Ok((None, Some((csr, stats)))),
-                }
+                let req = Request::fixed_rule(&csr, &stats, deterministic);
+                Ok(match methods::build_on_host(target, sm, &req) {
+                    Some(built) => HostHalf::Built(built?),
+                    None => HostHalf::Whole(csr, stats),
+                })
             },
             // Device handles pass to the worker only for its device half: a build cancelled
             // before it never frees device memory on the worker.
             (dev.clone(), gcsr.clone()),
-            move |(built, whole), (dev, gcsr)| {
+            move |half, (dev, gcsr)| {
                 cuda::relax_capture_mode()?;
                 let own = OwnedStream::new(&dev)?;
-                let method = match (built, whole) {
-                    (Some(b), _) => b.upload(&dev, own.stream(), &gcsr)?,
-                    (None, Some((csr, stats))) => {
-                        let req = Request {
-                            csr: &csr,
-                            stats: &stats,
-                            tuning: Tuning::None,
-                            deterministic,
-                        };
+                let method = match half {
+                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr)?,
+                    HostHalf::Whole(csr, stats) => {
+                        let req = Request::fixed_rule(&csr, &stats, deterministic);
                         methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
-                    }
-                    (None, None) => {
-                        return Err(Error::Internal(
-                            "a background build with nothing to build".into(),
-                        ))
                     }
                 };
                 own.synchronize()?;

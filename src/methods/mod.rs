@@ -44,6 +44,18 @@ pub struct Request<'a, T> {
     pub deterministic: bool,
 }
 
+impl<'a, T> Request<'a, T> {
+    /// The request of a method's fixed rule (TUNING_NONE): what AUTO's background build asks.
+    pub fn fixed_rule(csr: &'a Csr<T>, stats: &'a RowStats, deterministic: bool) -> Self {
+        Request {
+            csr,
+            stats,
+            tuning: Tuning::None,
+            deterministic,
+        }
+    }
+}
+
 /// A method's format on the host, run by its `reference.rs`: the host backend and the oracle.
 pub trait HostMethod<T: Scalar>: std::fmt::Debug + Send + Sync {
     /// y = alpha*A*x + beta*y over the method's own arrays. `a` is the matrix's CSR, with the

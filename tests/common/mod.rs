@@ -1,8 +1,9 @@
 //! Helpers shared by the tests: native programs against the real library (`c_programs.rs`,
 //! `install.rs`), products checked against the f64 product (`products`), GPU handles and
-//! streams (`gpu`).
+//! streams (`gpu`), the background-build tests' helpers (`background`).
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod background;
 pub mod gpu;
 pub mod products;
 

@@ -282,7 +282,9 @@ fn tessera_first_typed<T: Scalar>(
                     base: IndexBase::Zero,
                 };
                 let mut m = if csr.nnz() > 0 {
-                    Matrix::from_device(h, &p).map_err(text)?
+                    Matrix::from_device(h, &p)
+                        .map_err(text)?
+                        .ok_or("the device import found unsorted columns in a tessera CSR")?
                 } else {
                     Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
                         .map_err(text)?
