@@ -412,3 +412,22 @@ fn options_choose_the_method_bad_values_are_petsc_errors_and_ascii_info_shows_th
         "{out}"
     );
 }
+
+/// With a CUDA PETSc (PETSC_DIR) and a GPU: aijtessera with CUDA vectors against aijcusparse,
+/// every product on the CUDA-vector path, on one and two processes
+/// (`plugins/petsc/tests/gpu.sh`, which prints one skip line without them: CI's Debian PETSc has
+/// no CUDA).
+#[test]
+fn cuda_vectors_on_a_cuda_petsc_match_aijcusparse_or_skip() {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("plugins/petsc/tests/gpu.sh"))
+        .arg("--tessera-lib")
+        .arg(lib_dir());
+    let out = text(&run_checked(cmd, "plugins/petsc/tests/gpu.sh"));
+    println!("{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("ok: ") || l.starts_with("skipped: ")),
+        "{out}"
+    );
+}

@@ -61,19 +61,42 @@ warn=(-std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -O2 -g -fPIC)
 plugin_flags=(-fvisibility=hidden)
 
 mkdir -p "$out"
-"$cc" "${warn[@]}" "${plugin_flags[@]}" -shared -o "$out/libtessera_petsc.so" \
+# What this PETSc's API looks like where versions differ (tessera_petsc.c explains each): a probe
+# that compiles defines the feature as 1, one that does not as 0.
+probe() {
+  local name="$1" code="$2" def=0
+  printf '%s\n' "$code" >"$out/probe_$name.c"
+  if "$cc" "${warn[@]}" -c -o "$out/probe_$name.o" "$out/probe_$name.c" "${petsc_cflags[@]}" 2>/dev/null; then def=1; fi
+  rm -f "$out/probe_$name.c" "$out/probe_$name.o"
+  compat+=("-D$name=$def")
+}
+compat=()
+probe TP_OPTION_ITEMS_IS_POINTER '#include <petscsys.h>
+int tp_probe(PetscOptionItems p);
+int tp_probe(PetscOptionItems p) { return p->count > 0; }'
+probe TP_HAVE_CTX_DESTROY '#include <petscsys.h>
+static PetscErrorCode tp_free(void *p) { (void)p; return 0; }
+PetscErrorCode tp_probe(PetscContainer c);
+PetscErrorCode tp_probe(PetscContainer c) { return PetscContainerSetCtxDestroy(c, tp_free); }'
+probe TP_HAVE_STREAM_HANDLE '#include <petscdevice.h>
+PetscErrorCode tp_probe(PetscDeviceContext d, void **h);
+PetscErrorCode tp_probe(PetscDeviceContext d, void **h) { return PetscDeviceContextGetStreamHandle(d, h); }'
+echo "build.sh: PETSc $(pkg-config --modversion PETSc): ${compat[*]}"
+
+"$cc" "${warn[@]}" "${compat[@]}" "${plugin_flags[@]}" -shared -o "$out/libtessera_petsc.so" \
   "$here/tessera_petsc.c" "$here/tessera_cuda_dl.c" \
   -I"$root/include" "${petsc_cflags[@]}" \
   -L"$tlib" -ltessera -Wl,-rpath,"$tlib" \
   "${petsc_libs[@]}" -Wl,-rpath,"$petsc_libdir" -ldl -Wl,--no-undefined
 # The CUDA-vector path is compiled in only with a CUDA-enabled PETSc; check that it compiles.
-"$cc" "${warn[@]}" -DTESSERA_PETSC_CHECK_CUDA_VEC_PATH -c -o "$out/cuda_vec_path_check.o" \
+"$cc" "${warn[@]}" "${compat[@]}" -DTESSERA_PETSC_CHECK_CUDA_VEC_PATH -c -o "$out/cuda_vec_path_check.o" \
   "$here/tessera_petsc.c" -I"$root/include" "${petsc_cflags[@]}"
 rm -f "$out/cuda_vec_path_check.o"
 [ "$plugin_only" = 1 ] && exit 0
 
-# PETSc programs: PETSc only, tessera comes through -dll_append.
-for src in "$here"/tests/tessera_petsc_*.c; do
+# PETSc programs (the tests, and the solve benchmark of bench/): PETSc only, tessera comes through
+# -dll_append.
+for src in "$here"/tests/tessera_petsc_*.c "$here"/bench/tessera_petsc_*.c; do
   exe="$out/$(basename "${src%.c}")"
   "$cc" "${warn[@]}" -o "$exe" "$src" "${petsc_cflags[@]}" \
     "${petsc_libs[@]}" -Wl,-rpath,"$petsc_libdir" -lm

@@ -19,6 +19,7 @@
  * local products run through tessera, PETSc does the ghost exchange. aijtessera is the root name
  * (seqaijtessera on one process, mpiaijtessera otherwise), registered with MatRegisterRootName.
  */
+#include <petscdevice.h>
 #include <petscmat.h>
 #include <tessera.h>
 
@@ -54,6 +55,42 @@ PETSC_EXTERN PetscErrorCode PetscObjectStateGet(PetscObject, PetscObjectState *)
 #define TP_INDEX_TYPE TESSERA_INDEX_TYPE_I32
 #endif
 
+/* PETSc versions differ in three places the plugin touches. build.sh decides each by compiling a
+   probe against the PETSc it builds for (TP_* given with -D); without it, the release that made
+   the change decides:
+   - TP_OPTION_ITEMS_IS_POINTER: PetscOptionItems is itself a pointer (XXXSetFromOptions takes
+     PetscOptionItems), where 3.18 passed PetscOptionItems *;
+   - TP_HAVE_CTX_DESTROY: PetscContainerSetCtxDestroy, whose destroy function receives the address
+     of the context; it deprecates PetscContainerSetUserDestroy;
+   - TP_HAVE_STREAM_HANDLE: PetscDeviceContextGetStreamHandle, the stream PETSc's device context
+     (and so its CUDA vectors) runs on. */
+#ifndef TP_OPTION_ITEMS_IS_POINTER
+#if PETSC_VERSION_GE(3, 23, 0)
+#define TP_OPTION_ITEMS_IS_POINTER 1
+#else
+#define TP_OPTION_ITEMS_IS_POINTER 0
+#endif
+#endif
+#ifndef TP_HAVE_CTX_DESTROY
+#if PETSC_VERSION_GE(3, 23, 0)
+#define TP_HAVE_CTX_DESTROY 1
+#else
+#define TP_HAVE_CTX_DESTROY 0
+#endif
+#endif
+#ifndef TP_HAVE_STREAM_HANDLE
+#if PETSC_VERSION_GE(3, 19, 0)
+#define TP_HAVE_STREAM_HANDLE 1
+#else
+#define TP_HAVE_STREAM_HANDLE 0
+#endif
+#endif
+#if TP_OPTION_ITEMS_IS_POINTER
+typedef PetscOptionItems TpOptionItems;
+#else
+typedef PetscOptionItems *TpOptionItems;
+#endif
+
 /* The device-array path for CUDA vectors exists only in a CUDA-enabled PETSc. It can be
    compile-checked elsewhere with -DTESSERA_PETSC_CHECK_CUDA_VEC_PATH (the VecCUDA functions are
    declared in every PETSc 3.18; the result cannot be loaded there). */
@@ -78,6 +115,7 @@ typedef struct {
   tessera_tuning tuning;
   int backend; /* TESSERA_BACKEND_CUDA, TESSERA_BACKEND_HOST, or TP_BACKEND_UNSET */
   int device;
+  PetscBool device_set; /* -mat_tessera_device given; else PETSc's own device (CUDA PETSc) or 0 */
 } TpSettings;
 
 typedef PetscErrorCode (*TpMultFn)(Mat, Vec, Vec);
@@ -86,7 +124,7 @@ typedef PetscErrorCode (*TpAssemblyEndFn)(Mat, MatAssemblyType);
 typedef PetscErrorCode (*TpDestroyFn)(Mat);
 typedef PetscErrorCode (*TpDuplicateFn)(Mat, MatDuplicateOption, Mat *);
 typedef PetscErrorCode (*TpViewFn)(Mat, PetscViewer);
-typedef PetscErrorCode (*TpSetFromOptionsFn)(Mat, PetscOptionItems *);
+typedef PetscErrorCode (*TpSetFromOptionsFn)(Mat, TpOptionItems);
 typedef PetscErrorCode (*TpPreallocFn)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
 /* Per-matrix data of seqaijtessera. */
@@ -114,9 +152,13 @@ typedef struct {
   PetscObjectState hook_state;     /* state seen by the MatAssemblyEnd hook ... */
   PetscBool after_hook;            /* ... whose caller raises it once more on return */
   tpcu *cuda;                      /* staging buffers when h runs on CUDA */
+  void *h_stream;                  /* the stream h's work is ordered on (tessera_set_stream) */
 
   /* counters (MatView ascii_info, MatTesseraGetStats_C) */
   PetscInt64 analyses, updates, products;
+  /* products by vector path (MatTesseraGetProductPaths_C): CUDA vectors' device arrays, host
+     vectors staged through the pinned buffers (the rest ran on the host backend) */
+  PetscInt64 products_device, products_staged;
 } Mat_SeqAIJTessera;
 
 /* Per-matrix data of mpiaijtessera. */
@@ -130,6 +172,10 @@ typedef struct {
 } Mat_MPIAIJTessera;
 
 static const char TP_SEQ_KEY[] = "MatSeqAIJTessera_data";
+
+/* -log_view event: bringing the tessera copy up to date (create + analyze, or a value update),
+   the counterpart of aijcusparse's MatCUSPARSCopyTo. */
+static PetscLogEvent TP_EVENT_SYNC;
 static const char TP_MPI_KEY[] = "MatMPIAIJTessera_data";
 
 /* ------------------------------------------------------------------------------------------ */
@@ -187,6 +233,7 @@ static void TpDefaults(TpSettings *s) {
   s->tuning = TESSERA_TUNING_NONE;
   s->backend = TP_BACKEND_UNSET;
   s->device = 0;
+  s->device_set = PETSC_FALSE;
 }
 
 /* Applies one option value (NULL: not given) to the settings. */
@@ -228,12 +275,13 @@ static PetscErrorCode TpReadOptionsDB(Mat A, TpSettings *s) {
     PetscCheck(dev >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_tessera_device %" PetscInt_FMT ": must be >= 0",
                dev);
     s->device = (int)dev;
+    s->device_set = PETSC_TRUE;
   }
   PetscFunctionReturn(0);
 }
 
 /* The same options inside MatSetFromOptions (so that -help lists them). */
-static PetscErrorCode TpSetFromOptionsItems(PetscOptionItems *PetscOptionsObject, TpSettings *s) {
+static PetscErrorCode TpSetFromOptionsItems(TpOptionItems PetscOptionsObject, TpSettings *s) {
   char value[64];
   PetscBool set;
   PetscInt dev = s->device;
@@ -251,11 +299,13 @@ static PetscErrorCode TpSetFromOptionsItems(PetscOptionItems *PetscOptionsObject
                                "MATSEQAIJTESSERA", s->backend == TP_BACKEND_UNSET ? "unset" : tp_backend_names[s->backend], value,
                                sizeof value, &set));
   if (set) PetscCall(TpApplyOption(s, "-mat_tessera_backend", value));
-  PetscCall(PetscOptionsInt("-mat_tessera_device", "CUDA device ordinal", "MATSEQAIJTESSERA", dev, &dev, &set));
+  PetscCall(PetscOptionsInt("-mat_tessera_device", "CUDA device ordinal (default: the device of PETSc's device context with a CUDA PETSc, else 0)",
+                            "MATSEQAIJTESSERA", dev, &dev, &set));
   if (set) {
     PetscCheck(dev >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mat_tessera_device %" PetscInt_FMT ": must be >= 0",
                dev);
     s->device = (int)dev;
+    s->device_set = PETSC_TRUE;
   }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
@@ -288,6 +338,31 @@ static PetscErrorCode TpGetMPI(Mat A, Mat_MPIAIJTessera **t) {
   PetscFunctionReturn(0);
 }
 
+/* Composes `data` with A under `key` in a PetscContainer that frees it with `destroy`. */
+typedef PetscErrorCode (*TpDataDestroyFn)(void *);
+#if TP_HAVE_CTX_DESTROY
+/* PetscContainerSetCtxDestroy passes the address of the context */
+#define TP_CONTAINER_DESTROY(name, fn) \
+  static PetscErrorCode name(void *pctx) { return fn(*(void **)pctx); }
+#define TpContainerSetDestroy PetscContainerSetCtxDestroy
+#else
+#define TP_CONTAINER_DESTROY(name, fn) \
+  static PetscErrorCode name(void *ctx) { return fn(ctx); }
+#define TpContainerSetDestroy PetscContainerSetUserDestroy
+#endif
+
+static PetscErrorCode TpComposeData(Mat A, const char *key, void *data, TpDataDestroyFn destroy) {
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, data));
+  PetscCall(TpContainerSetDestroy(c, destroy));
+  PetscCall(PetscObjectCompose((PetscObject)A, key, (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscFunctionReturn(0);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* the tessera copy */
 
@@ -312,6 +387,7 @@ static PetscErrorCode TpFreeSeqData(void *ctx) {
   PetscCall(PetscFree(t));
   PetscFunctionReturn(0);
 }
+TP_CONTAINER_DESTROY(TpDestroySeqData, TpFreeSeqData)
 
 /* The backend the settings and $TESSERA_BACKEND ask for; *fallback when a missing GPU may fall
    back to the host backend (neither the option nor the variable named one). */
@@ -332,8 +408,45 @@ static PetscErrorCode TpWantedBackend(const TpSettings *s, int *backend, PetscBo
   PetscFunctionReturn(0);
 }
 
+/* With a CUDA PETSc, a matrix whose products run on the CUDA backend makes CUDA vectors
+   (MatCreateVecs), as aijcusparse does; on the host backend, standard ones. */
+static PetscErrorCode TpSetDefaultVecType(Mat A, const TpSettings *s) {
+  PetscFunctionBegin;
+#if TP_CUDA_VEC_PATH
+  {
+    int backend;
+    PetscBool fallback;
+    PetscCall(TpWantedBackend(s, &backend, &fallback));
+    PetscCall(MatSetVecType(A, backend == TESSERA_BACKEND_CUDA ? VECCUDA : VECSTANDARD));
+  }
+#else
+  (void)A;
+  (void)s;
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* The CUDA device the settings ask for: -mat_tessera_device, else (CUDA PETSc) the device of
+   PETSc's current device context, so that tessera runs where PETSc's CUDA vectors live; else 0. */
+static PetscErrorCode TpWantedDevice(const TpSettings *s, int *device) {
+  PetscFunctionBegin;
+  *device = s->device;
+#if defined(PETSC_HAVE_CUDA)
+  if (!s->device_set) {
+    PetscDeviceContext dctx;
+    PetscDevice dev;
+    PetscInt id;
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetDevice(dctx, &dev));
+    PetscCall(PetscDeviceGetDeviceId(dev, &id));
+    *device = (int)id;
+  }
+#endif
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TpMakeHandle(Mat A, Mat_SeqAIJTessera *t) {
-  int backend;
+  int backend, device = 0;
   PetscBool fallback;
   tessera_status s;
   char err[256];
@@ -341,7 +454,8 @@ static PetscErrorCode TpMakeHandle(Mat A, Mat_SeqAIJTessera *t) {
   PetscFunctionBegin;
   TpReleaseAll(t);
   PetscCall(TpWantedBackend(&t->set, &backend, &fallback));
-  s = tessera_create_with(&t->h, backend, backend == TESSERA_BACKEND_HOST ? 0 : t->set.device);
+  if (backend == TESSERA_BACKEND_CUDA) PetscCall(TpWantedDevice(&t->set, &device));
+  s = tessera_create_with(&t->h, backend, device);
   if (s == TESSERA_STATUS_NO_DEVICE && fallback) {
     PetscCall(PetscInfo(A, "tessera: no CUDA device (%s); using the host backend\n", tessera_last_error()));
     backend = TESSERA_BACKEND_HOST;
@@ -349,17 +463,18 @@ static PetscErrorCode TpMakeHandle(Mat A, Mat_SeqAIJTessera *t) {
   }
   if (s != TESSERA_STATUS_SUCCESS) t->h = NULL;
   PetscCheck(s == TESSERA_STATUS_SUCCESS, PETSC_COMM_SELF, TpStatusError(s),
-             "tessera_create_with(backend=%s, device=%d) failed: %s: %s", tp_backend_names[backend], t->set.device,
+             "tessera_create_with(backend=%s, device=%d) failed: %s: %s", tp_backend_names[backend], device,
              tessera_status_name(s), tessera_last_error());
   t->h_backend = backend;
-  t->h_device = backend == TESSERA_BACKEND_HOST ? 0 : t->set.device;
+  t->h_device = backend == TESSERA_BACKEND_HOST ? 0 : device;
   t->h_backend_requested = t->set.backend;
   if (backend == TESSERA_BACKEND_CUDA) {
     if (tpcu_open(&t->cuda, t->h_device, err, sizeof err)) {
       TpReleaseAll(t);
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: CUDA staging buffers: %s", err);
     }
-    TpCallTessera(tessera_set_stream(t->h, tpcu_stream(t->cuda)), "tessera_set_stream");
+    t->h_stream = tpcu_stream(t->cuda);
+    TpCallTessera(tessera_set_stream(t->h, t->h_stream), "tessera_set_stream");
   }
   PetscCall(PetscInfo(A, "tessera: handle on the %s backend, device %d\n", tp_backend_names[t->h_backend], t->h_device));
   PetscFunctionReturn(0);
@@ -398,7 +513,7 @@ static PetscErrorCode TpSync(Mat A, Mat_SeqAIJTessera *t, PetscBool force) {
     if (t->tm && st == t->hook_state + 1) t->state = st;
   }
   need_handle = !t->h || t->set.backend != t->h_backend_requested ||
-                (t->h_backend == TESSERA_BACKEND_CUDA && t->set.device != t->h_device);
+                (t->h_backend == TESSERA_BACKEND_CUDA && t->set.device_set && t->set.device != t->h_device);
   if (!need_handle && t->h && t->set.backend == TP_BACKEND_UNSET) {
     /* $TESSERA_BACKEND may have been set since (tests do); a fallen-back handle stays */
     PetscCall(TpWantedBackend(&t->set, &backend, &fallback));
@@ -407,6 +522,7 @@ static PetscErrorCode TpSync(Mat A, Mat_SeqAIJTessera *t, PetscBool force) {
   reanalyze = (PetscBool)(t->tm && (t->tm_alg != t->set.alg || t->tm_tuning != t->set.tuning));
   if (t->tm && !force && !need_handle && !reanalyze && st == t->state) PetscFunctionReturn(0);
 
+  PetscCall(PetscLogEventBegin(TP_EVENT_SYNC, A, 0, 0, 0));
   if (need_handle) PetscCall(TpMakeHandle(A, t)); /* drops any copy made on the old handle */
   PetscCall(MatGetNonzeroState(A, &nz));
   PetscCall(MatGetSize(A, &m, &n));
@@ -432,6 +548,11 @@ static PetscErrorCode TpSync(Mat A, Mat_SeqAIJTessera *t, PetscBool force) {
   PetscCall(MatSeqAIJRestoreArrayRead(A, &va));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nrows, &ia, &ja, &done));
   TpCallTessera(s, recreate ? "tessera_create_csr" : "tessera_update_values");
+  if (t->h_backend == TESSERA_BACKEND_CUDA) {
+    /* what went to the device, for -log_view's CpuToGpu column */
+    if (recreate) PetscCall(PetscLogCpuToGpu((PetscLogDouble)((m + 1 + t->nnz) * sizeof(PetscInt) + t->nnz * sizeof(PetscScalar))));
+    else if (updated) PetscCall(PetscLogCpuToGpu((PetscLogDouble)(t->nnz * sizeof(PetscScalar))));
+  }
 
   if (recreate || reanalyze) {
     s = tessera_analyze(t->h, t->tm, t->set.alg, t->set.tuning);
@@ -442,11 +563,6 @@ static PetscErrorCode TpSync(Mat A, Mat_SeqAIJTessera *t, PetscBool force) {
     t->tm_alg = t->set.alg;
     t->tm_tuning = t->set.tuning;
     t->analyses++;
-    if (t->cuda) {
-      char err[256];
-      size_t len = (size_t)(m > n ? m : n) * sizeof(PetscScalar);
-      PetscCheck(!tpcu_reserve(t->cuda, len, err, sizeof err), PETSC_COMM_SELF, PETSC_ERR_MEM, "tessera: CUDA staging buffers: %s", err);
-    }
     PetscCall(TpLogInfo(A, t, recreate ? "created and analyzed" : "re-analyzed"));
   }
   if (updated) {
@@ -455,11 +571,108 @@ static PetscErrorCode TpSync(Mat A, Mat_SeqAIJTessera *t, PetscBool force) {
   }
   t->state = st;
   t->nzstate = nz;
+  PetscCall(PetscLogEventEnd(TP_EVENT_SYNC, A, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* products */
+
+/* Orders h's work on `stream` from now on. */
+static PetscErrorCode TpUseStream(Mat_SeqAIJTessera *t, void *stream) {
+  PetscFunctionBegin;
+  if (t->h_stream != stream) {
+    TpCallTessera(tessera_set_stream(t->h, stream), "tessera_set_stream");
+    t->h_stream = stream;
+  }
+  PetscFunctionReturn(0);
+}
+
+#if TP_CUDA_VEC_PATH
+/* y = op(A) x + beta y with x and y CUDA vectors: their device arrays go to tessera_spmv as
+   they are. With PetscDeviceContextGetStreamHandle the product is queued on the stream of
+   PETSc's current device context, where PETSc queues its own work on these vectors: no copy,
+   no host synchronisation. Without it (older PETSc) the device is synchronized before and the
+   handle's stream after the product. */
+static PetscErrorCode TpApplyCuda(Mat_SeqAIJTessera *t, tessera_operation op, Vec x, PetscScalar beta, Vec y) {
+  const PetscScalar *xa;
+  PetscScalar *ya;
+  const PetscScalar one = 1.0;
+  tessera_status s = TESSERA_STATUS_SUCCESS;
+  char err[256] = "";
+
+  PetscFunctionBegin;
+#if TP_HAVE_STREAM_HANDLE
+  {
+    PetscDeviceContext dctx;
+    void *handle = NULL;
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
+    PetscCall(TpUseStream(t, handle ? *(void **)handle : NULL)); /* a cudaStream_t */
+  }
+#endif
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  if (beta == 0.0) PetscCall(VecCUDAGetArrayWrite(y, &ya));
+  else PetscCall(VecCUDAGetArray(y, &ya));
+  PetscCall(PetscLogGpuTimeBegin());
+#if TP_HAVE_STREAM_HANDLE
+  s = tessera_spmv(t->h, op, &one, t->tm, xa, &beta, ya);
+  if (s != TESSERA_STATUS_SUCCESS) PetscCall(PetscSNPrintf(err, sizeof err, "%s", tessera_last_error()));
+#else
+  PetscCall(TpUseStream(t, tpcu_stream(t->cuda)));
+  if (tpcu_sync_context(t->cuda, err, sizeof err)) s = TESSERA_STATUS_EXECUTION_FAILED;
+  else {
+    s = tessera_spmv(t->h, op, &one, t->tm, xa, &beta, ya);
+    if (s == TESSERA_STATUS_SUCCESS && tpcu_sync_stream(t->cuda, err, sizeof err)) s = TESSERA_STATUS_EXECUTION_FAILED;
+    else if (s != TESSERA_STATUS_SUCCESS) PetscCall(PetscSNPrintf(err, sizeof err, "%s", tessera_last_error()));
+  }
+#endif
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(VecCUDARestoreArrayRead(x, &xa));
+  if (beta == 0.0) PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+  else PetscCall(VecCUDARestoreArray(y, &ya));
+  PetscCheck(s == TESSERA_STATUS_SUCCESS, PETSC_COMM_SELF, TpStatusError(s), "tessera_spmv on CUDA vectors failed: %s: %s",
+             tessera_status_name(s), err);
+  PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)t->nnz));
+  PetscFunctionReturn(0);
+}
+#endif
+
+/* y = op(A) x + beta y with host vectors on a CUDA handle: x (and y when beta != 0) go to the
+   device through the matrix's pinned buffers, y comes back; waits for the product. */
+static PetscErrorCode TpApplyStaged(Mat_SeqAIJTessera *t, tessera_operation op, Vec x, PetscScalar beta, Vec y) {
+  const PetscScalar *xa;
+  PetscScalar *ya;
+  const PetscScalar one = 1.0;
+  PetscInt nx = op == TESSERA_OPERATION_NON_TRANSPOSE ? t->cols : t->rows;
+  PetscInt ny = op == TESSERA_OPERATION_NON_TRANSPOSE ? t->rows : t->cols;
+  size_t len = (size_t)(t->rows > t->cols ? t->rows : t->cols) * sizeof(PetscScalar);
+  char err[256];
+  int rc;
+
+  PetscFunctionBegin;
+  PetscCheck(t->cuda, PETSC_COMM_SELF, PETSC_ERR_PLIB, "tessera: CUDA handle without staging buffers");
+  PetscCheck(!tpcu_reserve(t->cuda, len, err, sizeof err), PETSC_COMM_SELF, PETSC_ERR_MEM, "tessera: CUDA staging buffers: %s", err);
+  PetscCall(TpUseStream(t, tpcu_stream(t->cuda)));
+  PetscCall(VecGetArrayRead(x, &xa));
+  rc = tpcu_upload(t->cuda, TPCU_X, xa, (size_t)nx * sizeof(PetscScalar), err, sizeof err);
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying x to the device: %s", err);
+  if (beta != 0.0) {
+    PetscCall(VecGetArrayRead(y, &xa));
+    rc = tpcu_upload(t->cuda, TPCU_Y, xa, (size_t)ny * sizeof(PetscScalar), err, sizeof err);
+    PetscCall(VecRestoreArrayRead(y, &xa));
+    PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying y to the device: %s", err);
+  }
+  TpCallTessera(tessera_spmv(t->h, op, &one, t->tm, tpcu_device_ptr(t->cuda, TPCU_X), &beta, tpcu_device_ptr(t->cuda, TPCU_Y)),
+                "tessera_spmv");
+  PetscCall(VecGetArrayWrite(y, &ya));
+  rc = tpcu_download(t->cuda, TPCU_Y, ya, (size_t)ny * sizeof(PetscScalar), err, sizeof err);
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying y from the device: %s", err);
+  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)t->nnz));
+  PetscFunctionReturn(0);
+}
 
 /* y = op(A) x, or y = yin + op(A) x when yin is given (y may be yin). */
 static PetscErrorCode TpApply(Mat A, tessera_operation op, Vec x, Vec yin, Vec y) {
@@ -468,9 +681,7 @@ static PetscErrorCode TpApply(Mat A, tessera_operation op, Vec x, Vec yin, Vec y
   PetscScalar *ya;
   const PetscScalar one = 1.0;
   PetscScalar beta = 0.0;
-  PetscInt nx, ny;
   tessera_status s;
-  PetscBool done = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(TpGetSeqChecked(A, &t));
@@ -479,9 +690,6 @@ static PetscErrorCode TpApply(Mat A, tessera_operation op, Vec x, Vec yin, Vec y
     if (yin != y) PetscCall(VecCopy(yin, y));
     beta = 1.0;
   }
-  nx = op == TESSERA_OPERATION_NON_TRANSPOSE ? t->cols : t->rows;
-  ny = op == TESSERA_OPERATION_NON_TRANSPOSE ? t->rows : t->cols;
-
   if (t->h_backend == TESSERA_BACKEND_HOST) {
     PetscCall(VecGetArrayRead(x, &xa));
     if (beta == 0.0) PetscCall(VecGetArrayWrite(y, &ya));
@@ -491,59 +699,23 @@ static PetscErrorCode TpApply(Mat A, tessera_operation op, Vec x, Vec yin, Vec y
     if (beta == 0.0) PetscCall(VecRestoreArrayWrite(y, &ya));
     else PetscCall(VecRestoreArray(y, &ya));
     TpCallTessera(s, "tessera_spmv");
-    done = PETSC_TRUE;
-  }
+    PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)t->nnz));
+  } else {
+    PetscBool xdev = PETSC_FALSE, ydev = PETSC_FALSE;
 #if TP_CUDA_VEC_PATH
-  if (!done) {
-    PetscBool xdev, ydev;
-    char err[256];
     PetscCall(PetscObjectTypeCompareAny((PetscObject)x, &xdev, VECSEQCUDA, VECMPICUDA, ""));
     PetscCall(PetscObjectTypeCompareAny((PetscObject)y, &ydev, VECSEQCUDA, VECMPICUDA, ""));
     if (xdev && ydev) {
-      /* device arrays straight from PETSc; PETSc's own streams are waited for before and the
-         product's stream after, since the two are not ordered otherwise */
-      PetscCall(VecCUDAGetArrayRead(x, &xa));
-      if (beta == 0.0) PetscCall(VecCUDAGetArrayWrite(y, &ya));
-      else PetscCall(VecCUDAGetArray(y, &ya));
-      if (tpcu_sync_context(t->cuda, err, sizeof err)) s = TESSERA_STATUS_EXECUTION_FAILED;
-      else {
-        s = tessera_spmv(t->h, op, &one, t->tm, xa, &beta, ya);
-        if (s == TESSERA_STATUS_SUCCESS && tpcu_sync_stream(t->cuda, err, sizeof err)) s = TESSERA_STATUS_EXECUTION_FAILED;
-        else if (s != TESSERA_STATUS_SUCCESS) PetscCall(PetscSNPrintf(err, sizeof err, "%s", tessera_last_error()));
-      }
-      PetscCall(VecCUDARestoreArrayRead(x, &xa));
-      if (beta == 0.0) PetscCall(VecCUDARestoreArrayWrite(y, &ya));
-      else PetscCall(VecCUDARestoreArray(y, &ya));
-      PetscCheck(s == TESSERA_STATUS_SUCCESS, PETSC_COMM_SELF, TpStatusError(s), "tessera_spmv on CUDA vectors failed: %s: %s",
-                 tessera_status_name(s), err);
-      done = PETSC_TRUE;
+      PetscCall(TpApplyCuda(t, op, x, beta, y));
+      t->products_device++;
     }
-  }
 #endif
-  if (!done) {
-    /* CUDA backend, host vectors: x to the device through the matrix's pinned buffers, y back */
-    char err[256];
-    int rc;
-    PetscCheck(t->cuda, PETSC_COMM_SELF, PETSC_ERR_PLIB, "tessera: CUDA handle without staging buffers");
-    PetscCall(VecGetArrayRead(x, &xa));
-    rc = tpcu_upload(t->cuda, TPCU_X, xa, (size_t)nx * sizeof(PetscScalar), err, sizeof err);
-    PetscCall(VecRestoreArrayRead(x, &xa));
-    PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying x to the device: %s", err);
-    if (beta != 0.0) {
-      PetscCall(VecGetArrayRead(y, &xa));
-      rc = tpcu_upload(t->cuda, TPCU_Y, xa, (size_t)ny * sizeof(PetscScalar), err, sizeof err);
-      PetscCall(VecRestoreArrayRead(y, &xa));
-      PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying y to the device: %s", err);
+    if (!(xdev && ydev)) {
+      PetscCall(TpApplyStaged(t, op, x, beta, y));
+      t->products_staged++;
     }
-    TpCallTessera(tessera_spmv(t->h, op, &one, t->tm, tpcu_device_ptr(t->cuda, TPCU_X), &beta, tpcu_device_ptr(t->cuda, TPCU_Y)),
-                  "tessera_spmv");
-    PetscCall(VecGetArrayWrite(y, &ya));
-    rc = tpcu_download(t->cuda, TPCU_Y, ya, (size_t)ny * sizeof(PetscScalar), err, sizeof err);
-    PetscCall(VecRestoreArrayWrite(y, &ya));
-    PetscCheck(!rc, PETSC_COMM_SELF, PETSC_ERR_LIB, "tessera: copying y from the device: %s", err);
   }
   t->products++;
-  PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)t->nnz));
   PetscFunctionReturn(0);
 }
 
@@ -614,6 +786,7 @@ static PetscErrorCode MatDuplicate_SeqAIJTessera(Mat A, MatDuplicateOption op, M
   PetscCall(TpAttach(*B)); /* no-op when SeqAIJ's duplicate already made it seqaijtessera */
   PetscCall(TpGetSeqChecked(*B, &tb));
   tb->set = t->set;
+  PetscCall(TpSetDefaultVecType(*B, &tb->set));
   PetscFunctionReturn(0);
 }
 
@@ -667,13 +840,14 @@ static PetscErrorCode MatView_SeqAIJTessera(Mat A, PetscViewer v) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatSetFromOptions_SeqAIJTessera(Mat A, PetscOptionItems *PetscOptionsObject) {
+static PetscErrorCode MatSetFromOptions_SeqAIJTessera(Mat A, TpOptionItems PetscOptionsObject) {
   Mat_SeqAIJTessera *t;
 
   PetscFunctionBegin;
   PetscCall(TpGetSeqChecked(A, &t));
   if (t->setfromoptions) PetscCall(t->setfromoptions(A, PetscOptionsObject));
   PetscCall(TpSetFromOptionsItems(PetscOptionsObject, &t->set));
+  PetscCall(TpSetDefaultVecType(A, &t->set));
   PetscFunctionReturn(0);
 }
 
@@ -689,6 +863,18 @@ static PetscErrorCode MatTesseraGetStats_SeqAIJTessera(Mat A, PetscInt64 *analys
   PetscFunctionReturn(0);
 }
 
+/* MatTesseraGetProductPaths_C: how many products took the CUDA-vector path and how many staged
+   host vectors through pinned buffers. */
+static PetscErrorCode MatTesseraGetProductPaths_SeqAIJTessera(Mat A, PetscInt64 *device, PetscInt64 *staged) {
+  Mat_SeqAIJTessera *t;
+
+  PetscFunctionBegin;
+  PetscCall(TpGetSeqChecked(A, &t));
+  if (device) *device = t->products_device;
+  if (staged) *staged = t->products_staged;
+  PetscFunctionReturn(0);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* seqaij <-> seqaijtessera */
 
@@ -701,7 +887,6 @@ static PetscErrorCode MatConvert_SeqAIJTessera_SeqAIJ(Mat, MatType, MatReuse, Ma
 /* Makes a SeqAIJ matrix (assembled or not) a seqaijtessera one, in place. Idempotent. */
 static PetscErrorCode TpAttach(Mat A) {
   Mat_SeqAIJTessera *t;
-  PetscContainer c;
 
   PetscFunctionBegin;
   PetscCall(TpGetSeq(A, &t));
@@ -710,6 +895,7 @@ static PetscErrorCode TpAttach(Mat A) {
   TpDefaults(&t->set);
   t->h_backend_requested = TP_BACKEND_UNSET;
   PetscCall(TpReadOptionsDB(A, &t->set));
+  PetscCall(TpSetDefaultVecType(A, &t->set));
   TP_GET_OP(A, MATOP_MULT, t->mult);
   TP_GET_OP(A, MATOP_MULT_ADD, t->multadd);
   TP_GET_OP(A, MATOP_MULT_TRANSPOSE, t->multtranspose);
@@ -722,11 +908,7 @@ static PetscErrorCode TpAttach(Mat A) {
   PetscCheck(t->assemblyend && t->destroy && t->duplicate, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "SeqAIJ has no assemblyend, destroy or duplicate operation to chain to");
 
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, t));
-  PetscCall(PetscContainerSetUserDestroy(c, TpFreeSeqData));
-  PetscCall(PetscObjectCompose((PetscObject)A, TP_SEQ_KEY, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
+  PetscCall(TpComposeData(A, TP_SEQ_KEY, t, TpDestroySeqData));
 
   TP_SET_OP(A, MATOP_MULT, MatMult_SeqAIJTessera);
   TP_SET_OP(A, MATOP_MULT_ADD, MatMultAdd_SeqAIJTessera);
@@ -741,6 +923,7 @@ static PetscErrorCode TpAttach(Mat A) {
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijtessera_seqaij_C", MatConvert_SeqAIJTessera_SeqAIJ));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqaijtessera_C", MatConvert_SeqAIJ_SeqAIJTessera));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetStats_C", MatTesseraGetStats_SeqAIJTessera));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetProductPaths_C", MatTesseraGetProductPaths_SeqAIJTessera));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJTESSERA));
   PetscFunctionReturn(0);
 }
@@ -763,7 +946,11 @@ static PetscErrorCode TpDetach(Mat A) {
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijtessera_seqaij_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqaijtessera_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetStats_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetProductPaths_C", NULL));
   PetscCall(PetscObjectCompose((PetscObject)A, TP_SEQ_KEY, NULL)); /* TpFreeSeqData */
+#if TP_CUDA_VEC_PATH
+  PetscCall(MatSetVecType(A, VECSTANDARD));
+#endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
   PetscFunctionReturn(0);
 }
@@ -832,7 +1019,10 @@ static PetscErrorCode TpMPIConvertBlocks(Mat A, PetscBool attach) {
     if (attach) {
       PetscCall(TpAttach(blocks[i]));
       PetscCall(TpGetSeqChecked(blocks[i], &t));
-      if (mt) t->set = mt->set;
+      if (mt) {
+        t->set = mt->set;
+        PetscCall(TpSetDefaultVecType(blocks[i], &t->set));
+      }
     } else {
       PetscCall(TpGetSeq(blocks[i], &t));
       if (t) PetscCall(TpDetach(blocks[i]));
@@ -877,6 +1067,7 @@ static PetscErrorCode MatDestroy_MPIAIJTessera(Mat A) {
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijtessera_mpiaij_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijtessera_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetStats_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetProductPaths_C", NULL));
   PetscCall(PetscObjectCompose((PetscObject)A, TP_MPI_KEY, NULL));
   PetscCall(destroy(A)); /* MPIAIJ's: destroys the blocks (seqaijtessera's destroy) */
   PetscFunctionReturn(0);
@@ -911,13 +1102,14 @@ static PetscErrorCode MatView_MPIAIJTessera(Mat A, PetscViewer v) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatSetFromOptions_MPIAIJTessera(Mat A, PetscOptionItems *PetscOptionsObject) {
+static PetscErrorCode MatSetFromOptions_MPIAIJTessera(Mat A, TpOptionItems PetscOptionsObject) {
   Mat_MPIAIJTessera *mt;
 
   PetscFunctionBegin;
   PetscCall(TpGetMPI(A, &mt));
   if (mt->setfromoptions) PetscCall(mt->setfromoptions(A, PetscOptionsObject));
   PetscCall(TpSetFromOptionsItems(PetscOptionsObject, &mt->set));
+  PetscCall(TpSetDefaultVecType(A, &mt->set));
   PetscCall(TpMPIConvertBlocks(A, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
@@ -943,18 +1135,37 @@ static PetscErrorCode MatTesseraGetStats_MPIAIJTessera(Mat A, PetscInt64 *analys
   PetscFunctionReturn(0);
 }
 
+/* The sums over this process's two blocks. */
+static PetscErrorCode MatTesseraGetProductPaths_MPIAIJTessera(Mat A, PetscInt64 *device, PetscInt64 *staged) {
+  Mat blocks[2];
+  PetscInt64 d = 0, st = 0, di, si;
+  PetscInt i;
+
+  PetscFunctionBegin;
+  PetscCall(TpMPIBlocks(A, &blocks[0], &blocks[1]));
+  for (i = 0; i < 2; i++) {
+    if (!blocks[i]) continue;
+    PetscCall(MatTesseraGetProductPaths_SeqAIJTessera(blocks[i], &di, &si));
+    d += di;
+    st += si;
+  }
+  if (device) *device = d;
+  if (staged) *staged = st;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode TpFreeMPIData(void *ctx) {
   PetscFunctionBegin;
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(0);
 }
+TP_CONTAINER_DESTROY(TpDestroyMPIData, TpFreeMPIData)
 
 static PetscErrorCode MatConvert_MPIAIJ_MPIAIJTessera(Mat, MatType, MatReuse, Mat *);
 static PetscErrorCode MatConvert_MPIAIJTessera_MPIAIJ(Mat, MatType, MatReuse, Mat *);
 
 static PetscErrorCode TpMPIAttach(Mat A) {
   Mat_MPIAIJTessera *mt;
-  PetscContainer c;
   void (*prealloc)(void) = NULL;
 
   PetscFunctionBegin;
@@ -963,6 +1174,7 @@ static PetscErrorCode TpMPIAttach(Mat A) {
   PetscCall(PetscNew(&mt));
   TpDefaults(&mt->set);
   PetscCall(TpReadOptionsDB(A, &mt->set));
+  PetscCall(TpSetDefaultVecType(A, &mt->set));
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", &prealloc));
   PetscCheck(prealloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ has no MatMPIAIJSetPreallocation_C to chain to");
   memcpy(&mt->prealloc, &prealloc, sizeof prealloc);
@@ -973,11 +1185,7 @@ static PetscErrorCode TpMPIAttach(Mat A) {
   PetscCheck(mt->assemblyend && mt->destroy, PETSC_COMM_SELF, PETSC_ERR_PLIB,
              "MPIAIJ has no assemblyend or destroy operation to chain to");
 
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, mt));
-  PetscCall(PetscContainerSetUserDestroy(c, TpFreeMPIData));
-  PetscCall(PetscObjectCompose((PetscObject)A, TP_MPI_KEY, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
+  PetscCall(TpComposeData(A, TP_MPI_KEY, mt, TpDestroyMPIData));
 
   TP_SET_OP(A, MATOP_ASSEMBLY_END, MatAssemblyEnd_MPIAIJTessera);
   TP_SET_OP(A, MATOP_DESTROY, MatDestroy_MPIAIJTessera);
@@ -987,6 +1195,7 @@ static PetscErrorCode TpMPIAttach(Mat A) {
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijtessera_mpiaij_C", MatConvert_MPIAIJTessera_MPIAIJ));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijtessera_C", MatConvert_MPIAIJ_MPIAIJTessera));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetStats_C", MatTesseraGetStats_MPIAIJTessera));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetProductPaths_C", MatTesseraGetProductPaths_MPIAIJTessera));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJTESSERA));
   PetscCall(TpMPIConvertBlocks(A, PETSC_TRUE));
   PetscFunctionReturn(0);
@@ -1007,7 +1216,11 @@ static PetscErrorCode TpMPIDetach(Mat A) {
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijtessera_mpiaij_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijtessera_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetStats_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatTesseraGetProductPaths_C", NULL));
   PetscCall(PetscObjectCompose((PetscObject)A, TP_MPI_KEY, NULL));
+#if TP_CUDA_VEC_PATH
+  PetscCall(MatSetVecType(A, VECSTANDARD));
+#endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
   PetscFunctionReturn(0);
 }
@@ -1053,6 +1266,7 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_tessera_petsc(void) {
   PetscCheck(major == TESSERA_VERSION_MAJOR && (major > 0 || minor == TESSERA_VERSION_MINOR), PETSC_COMM_SELF, PETSC_ERR_LIB,
              "libtessera %d.%d.%d is loaded, but this plugin was built against tessera.h %d.%d.%d: rebuild the plugin", major, minor,
              patch, TESSERA_VERSION_MAJOR, TESSERA_VERSION_MINOR, TESSERA_VERSION_PATCH);
+  PetscCall(PetscLogEventRegister("MatTesseraSync", MAT_CLASSID, &TP_EVENT_SYNC));
   PetscCall(MatRegister(MATSEQAIJTESSERA, MatCreate_SeqAIJTessera));
   PetscCall(MatRegister(MATMPIAIJTESSERA, MatCreate_MPIAIJTessera));
   PetscCall(MatRegister(MATAIJTESSERA, MatCreate_AIJTessera));
