@@ -230,6 +230,32 @@ fn copy_parallel<V: Copy + Send + Sync>(src: &[V], dst: &mut [V]) {
     });
 }
 
+/// `dst[k] = src[k] - base` narrowed to int32, unchecked, in parallel chunks: for indices
+/// validated elsewhere (any input is memory-safe; only valid ones give meaningful output).
+fn rebase_unchecked(src: Indices<'_>, base: i64, dst: &mut [i32]) {
+    fn run<I: Copy + Into<i64> + Send + Sync>(src: &[I], base: i64, dst: &mut [i32]) {
+        let chunk = src.len().div_ceil(threads_for(src.len())).max(1);
+        let one = |s: &[I], d: &mut [i32]| {
+            for (&c, o) in s.iter().zip(d.iter_mut()) {
+                *o = (c.into() - base) as i32;
+            }
+        };
+        if chunk >= src.len() {
+            return one(src, dst);
+        }
+        std::thread::scope(|scope| {
+            for (s, d) in src.chunks(chunk).zip(dst.chunks_mut(chunk)) {
+                scope.spawn(move || one(s, d));
+            }
+        });
+    }
+    match src {
+        Indices::I32(s) if base == 0 => copy_parallel(s, dst),
+        Indices::I32(s) => run(s, base, dst),
+        Indices::I64(s) => run(s, base, dst),
+    }
+}
+
 /// True when some row's columns are not sorted (rows checked in parallel chunks).
 fn any_row_unsorted(row_ptr: &[i32], col_ind: &[i32]) -> bool {
     let rows = row_ptr.len().saturating_sub(1);
@@ -417,6 +443,34 @@ impl<T: Scalar> Csr<T> {
         }
         self.input_to_csr = Some(input_to_csr);
         Ok(())
+    }
+
+    /// tessera's copy of caller arrays that are validated elsewhere, at the same time (the
+    /// device import of host arrays, `Matrix::new`): rebased and narrowed to int32 with no
+    /// check. The lengths must match `rows`, `nnz` (checked here); the content is meaningful
+    /// only when that validation finds the arrays valid and every row's columns sorted.
+    pub(crate) fn copy_validated(p: &CsrParts<'_, T>, rows: usize, cols: usize) -> Result<Self> {
+        let nnz = p.values.len();
+        if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz {
+            return Err(Error::Internal(
+                "copy_validated: array lengths do not match the sizes".into(),
+            ));
+        }
+        let base = p.base.offset();
+        let mut row_ptr = try_vec_filled(rows + 1, 0i32, "row_ptr")?;
+        rebase_unchecked(p.row_ptr, base, &mut row_ptr);
+        let mut col_ind = try_vec_filled(nnz, 0i32, "col_ind")?;
+        rebase_unchecked(p.col_ind, base, &mut col_ind);
+        let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
+        copy_parallel(p.values, &mut values);
+        Ok(Csr {
+            rows,
+            cols,
+            row_ptr,
+            col_ind,
+            values,
+            input_to_csr: None,
+        })
     }
 
     /// A CSR validated elsewhere (the device import, `backend/cuda/import.rs`): base 0, columns

@@ -7,6 +7,10 @@
 //!   still follows the caller's order;
 //! - every malformed array gets the status and the sentence the host path gives.
 //!
+//! And host arrays on the CUDA backend (`Matrix::new`, from `HOST_IMPORT_MIN_NNZ` entries up):
+//! uploaded as they are and checked by the same kernels, with the host copy made alongside;
+//! the same claims, against the host path (`CreatePath::Host`).
+//!
 //! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
 
 mod common;
@@ -17,7 +21,9 @@ use std::ffi::{c_void, CStr};
 use tessera::api::types::*;
 use tessera::api::*;
 use tessera::backend::cuda::DeviceVec;
-use tessera::{AnyMatrix, Csr, Handle, Operation};
+use tessera::{
+    AnyMatrix, CreatePath, Csr, CsrParts, Handle, IndexBase, Indices, Matrix, Operation,
+};
 
 fn last_error() -> String {
     // SAFETY: tessera_last_error returns a NUL-terminated thread-local string.
@@ -333,4 +339,139 @@ fn malformed_device_arrays_get_the_host_paths_status_and_sentence() {
     }
     // SAFETY: destroyed once.
     unsafe { tessera_destroy(h) };
+}
+
+/// `Matrix::new_via` on host arrays, path `via`: the matrix or the error's kind and sentence.
+fn new_via(
+    rh: &Handle,
+    x: &Arrays,
+    i64s: bool,
+    base: i64,
+    via: CreatePath,
+) -> Result<Matrix<f64>, String> {
+    let rp32: Vec<i32> = x.row_ptr.iter().map(|&v| v as i32).collect();
+    let ci32: Vec<i32> = x.col_ind.iter().map(|&v| v as i32).collect();
+    let (row_ptr, col_ind) = if i64s {
+        (Indices::I64(&x.row_ptr), Indices::I64(&x.col_ind))
+    } else {
+        (Indices::I32(&rp32), Indices::I32(&ci32))
+    };
+    let parts = CsrParts {
+        rows: x.rows as i64,
+        cols: x.cols as i64,
+        nnz: x.values.len() as i64,
+        row_ptr,
+        col_ind,
+        values: &x.values,
+        base: if base == 1 {
+            IndexBase::One
+        } else {
+            IndexBase::Zero
+        },
+    };
+    Matrix::new_via(rh, parts, via).map_err(|e| format!("{:?}: {}", e.status(), e.detail()))
+}
+
+#[test]
+fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
+    let _d = shared_device();
+    let Some(rh) = gpu() else { return };
+    let specs: Vec<&str> = EDGE_CASES
+        .iter()
+        .copied()
+        .chain(["gen:uniform:300000,16,1", "gen:powerlaw:14,8,3"])
+        .collect();
+    for spec in specs {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        for (i64s, base) in [(false, 0), (true, 1), (false, 1)] {
+            let arr = Arrays::of(&a, base);
+            let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
+            let mut md = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap();
+            let mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
+            assert_eq!(md.csr(), mh.csr(), "{what}: tessera's CSR");
+            if a.nnz() > 0 {
+                assert!(
+                    md.info().device_bytes > 0,
+                    "{what}: the device path keeps the device copy for analyze"
+                );
+            }
+            let (sd, sh) = (md.stats(), mh.stats());
+            assert_eq!(
+                (sd.rows, sd.cols, sd.nnz, sd.min, sd.max, sd.empty_rows),
+                (sh.rows, sh.cols, sh.nnz, sh.min, sh.max, sh.empty_rows),
+                "{what}: row statistics"
+            );
+            for (d, h, f) in [
+                (sd.mean, sh.mean, "mean"),
+                (sd.std_dev, sh.std_dev, "std_dev"),
+                (sd.col_spread, sh.col_spread, "col_spread"),
+            ] {
+                assert!(
+                    (d - h).abs() <= 1e-9 * h.abs().max(1.0),
+                    "{what}: {f} {d} vs {h}"
+                );
+            }
+            md.analyze(&rh, tessera::Algorithm::Auto, tessera::Tuning::None)
+                .unwrap();
+            let x = x_for(a.cols(), 7);
+            let mut y = vec![f64::NAN; a.rows()];
+            md.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+                .unwrap();
+            assert_product(
+                &what,
+                &a,
+                Operation::NonTranspose,
+                1.0,
+                &x,
+                0.0,
+                &vec![0.0; a.rows()],
+                &y,
+            );
+        }
+    }
+    // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
+    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
+    let mut arr = Arrays::of(&a, 0);
+    for r in 0..a.rows() {
+        let (s, e) = (arr.row_ptr[r] as usize, arr.row_ptr[r + 1] as usize);
+        arr.col_ind[s..e].reverse();
+        arr.values[s..e].reverse();
+    }
+    let md = new_via(&rh, &arr, false, 0, CreatePath::Device).unwrap();
+    assert_eq!(md.csr(), a_sorted_like(&arr, &rh).csr(), "unsorted rows");
+    // Malformed arrays: the host path's status and sentence.
+    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
+    type Break = fn(&mut Arrays);
+    let breaks: [(&str, Break); 5] = [
+        ("row_ptr[0] off the base", |x| x.row_ptr[0] += 1),
+        ("row_ptr decreasing", |x| x.row_ptr[10] = x.row_ptr[12] + 1),
+        ("row_ptr[rows] short", |x| {
+            let r = x.rows;
+            x.row_ptr[r] -= 1;
+        }),
+        ("column too large", |x| {
+            let c = x.cols as i64;
+            x.col_ind[17] = c + 5;
+        }),
+        ("column negative", |x| x.col_ind[3] = -4),
+    ];
+    for (what, f) in breaks {
+        for (i64s, base) in [(false, 0), (true, 1)] {
+            let mut arr = Arrays::of(&a, base);
+            f(&mut arr);
+            let ed = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap_err();
+            let eh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
+            assert_eq!(
+                ed,
+                eh,
+                "{what} (int{}, base {base})",
+                if i64s { 64 } else { 32 }
+            );
+        }
+    }
+}
+
+/// The host path's matrix of `x` (int32, base 0).
+fn a_sorted_like(x: &Arrays, rh: &Handle) -> Matrix<f64> {
+    new_via(rh, x, false, 0, CreatePath::Host).unwrap()
 }
