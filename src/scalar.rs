@@ -20,6 +20,7 @@ pub trait Scalar:
     + Mul<Output = Self>
     + AddAssign
     + sealed::Sealed
+    + crate::backend::cuda::Plain
 {
     /// The C value type that carries this Rust type.
     const VALUE_TYPE: ValueType;

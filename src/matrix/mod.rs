@@ -25,9 +25,6 @@ use std::time::Instant;
 /// launches and read-backs plus the upload that analyze does anyway.
 pub const HOST_IMPORT_MIN_NNZ: i64 = 1 << 18;
 
-/// Concurrent slices of the upload of host arrays (see `DeviceBuffer::upload_parallel`).
-const HOST_IMPORT_UPLOAD_THREADS: usize = 4;
-
 /// With `TESSERA_TRACE=1`, one line on stderr per create and analyze saying where its time went
 /// (a debugging aid; off by default).
 fn trace(line: impl FnOnce() -> String) {
@@ -187,8 +184,6 @@ impl<T: Scalar> Matrix<T> {
         if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz || p.values.len() != nnz {
             return Ok(None);
         }
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-        let up = threads.clamp(1, HOST_IMPORT_UPLOAD_THREADS);
         let t0 = Instant::now();
         let (device, host, marks) = std::thread::scope(|scope| {
             // tessera's host copy on other cores while this thread uploads and validates
@@ -200,8 +195,8 @@ impl<T: Scalar> Matrix<T> {
             let device = (|| -> Result<Option<cuda::import::Imported>> {
                 let is64 = matches!(p.row_ptr, Indices::I64(_));
                 let upload = |ix: Indices<'_>, what: &str| match ix {
-                    Indices::I32(s) => cuda::DeviceBuffer::upload_parallel(dev, s, up, what),
-                    Indices::I64(s) => cuda::DeviceBuffer::upload_parallel(dev, s, up, what),
+                    Indices::I32(s) => cuda::DeviceBuffer::upload(dev, s, what),
+                    Indices::I64(s) => cuda::DeviceBuffer::upload(dev, s, what),
                 };
                 let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
                 if is64 != matches!(p.col_ind, Indices::I64(_)) {
@@ -209,7 +204,7 @@ impl<T: Scalar> Matrix<T> {
                         "row_ptr and col_ind of different widths".into(),
                     ));
                 }
-                let va = cuda::DeviceBuffer::upload_parallel(dev, p.values, up, "values")?;
+                let va = cuda::DeviceBuffer::upload(dev, p.values, "values")?;
                 uploaded = t0.elapsed();
                 let raw = cuda::import::DeviceCsr {
                     rows,

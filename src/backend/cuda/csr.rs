@@ -84,11 +84,14 @@ impl<T: Scalar> GpuCsr<T> {
         csr: &Csr<T>,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
-        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
-        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
-        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
+        // New buffers: nothing queued on `stream` touches them, so the staged uploads need not
+        // be ordered after it.
+        let _ = stream;
+        let row_ptr = DeviceBuffer::upload(dev, csr.row_ptr(), "row_ptr")?;
+        let col_ind = DeviceBuffer::upload(dev, csr.col_ind(), "col_ind")?;
+        let values = DeviceBuffer::upload(dev, csr.values(), "values")?;
         let slot = match csr.input_map() {
-            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
+            Some(map) => Some(DeviceBuffer::upload(dev, map, "the value map")?),
             None => None,
         };
         let arrays = [row_ptr, col_ind, values];
@@ -305,7 +308,9 @@ impl<T: Scalar> GpuCsr<T> {
                 self.nnz
             )));
         }
-        super::copy_to_device(&self.dev, stream, csr_values, self.values.addr())
+        // Products queued on `stream` may still read the old values: they finish first.
+        super::synchronize(&self.dev, stream)?;
+        super::upload_staged(&self.dev, csr_values, self.values.addr())
     }
 
     /// The device's values in CSR order (waits for work on `stream`).

@@ -29,6 +29,9 @@ pub struct Device {
     /// putting the text together and hashing it (about 0.1 ms a lookup, several per analysis),
     /// which is valid only while no file is replaced through `TESSERA_KERNELS_DIR`.
     embedded: Mutex<HashMap<SpecName, Arc<Module>>>,
+    /// Page-locked buffers for uploads from pageable memory (`memory::upload_staged`), made at
+    /// the first large upload.
+    pub(super) staging: Mutex<Option<super::memory::Staging>>,
 }
 
 // SAFETY: a CUcontext and CUdevice are process-wide driver handles, valid from any thread;
@@ -171,6 +174,7 @@ impl Device {
             total_mem,
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
+            staging: Mutex::new(None),
         })
     }
 
@@ -346,6 +350,16 @@ impl Drop for Device {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        if let Some(mut st) = self
+            .staging
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            if let Ok(_g) = self.enter() {
+                st.release();
+            }
+        }
         // SAFETY: balances the retain in open_new; nothing of this device is used after this.
         let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.cu) };
     }
