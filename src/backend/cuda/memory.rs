@@ -211,15 +211,21 @@ impl DeviceBuffer {
         })
     }
 
-    /// Allocates and fills from a host slice.
-    pub fn from_slice<T: Copy>(
+    /// Allocates and fills from a host slice (waits for the copy). Large slices go through the
+    /// device's staging buffers ([`upload_staged`]), not `stream`: the buffer is new, so no work
+    /// queued there can touch it.
+    pub fn from_slice<T: Plain>(
         dev: &Arc<Device>,
         stream: Stream,
         src: &[T],
         what: &str,
     ) -> Result<DeviceBuffer> {
         let b = DeviceBuffer::alloc(dev, std::mem::size_of_val(src), what)?;
-        copy_to_device(dev, stream, src, b.ptr)?;
+        if std::mem::size_of_val(src) >= 2 * STAGING_CHUNK {
+            upload_staged(dev, src, b.ptr)?;
+        } else {
+            copy_to_device(dev, stream, src, b.ptr)?;
+        }
         Ok(b)
     }
 
@@ -300,7 +306,7 @@ pub struct DeviceVec<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: Copy + Default + Send + Sync> DeviceVec<T> {
+impl<T: Plain + Default> DeviceVec<T> {
     /// A copy of `src` on the device.
     pub fn from_slice(dev: &Arc<Device>, src: &[T]) -> Result<Self> {
         Ok(DeviceVec {
@@ -348,8 +354,13 @@ impl<T: Copy + Default + Send + Sync> DeviceVec<T> {
 
 /// Plain numbers (no padding, every bit pattern valid): what [`upload_staged`] reads as bytes.
 pub trait Plain: Copy + Send + Sync + 'static {}
+impl Plain for u8 {}
+impl Plain for u16 {}
 impl Plain for i32 {}
 impl Plain for u32 {}
+impl Plain for u64 {}
+impl Plain for i16 {}
+impl<P: Plain, const N: usize> Plain for [P; N] {}
 impl Plain for i64 {}
 impl Plain for f32 {}
 impl Plain for f64 {}
