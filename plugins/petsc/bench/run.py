@@ -187,7 +187,7 @@ def main():
                 extra = ["-dll_append", plugin] if t == "aijtessera" else []
                 rc, text = sh(mpi(np, ex2, args + ["-mat_type", t, "-vec_type", "cuda"] + common + extra),
                               os.path.join(logs, f"ex2_{suffix}_{t}.log"), env)
-                outs[t] = (rc, normalize(text.splitlines()[1:]))  # the first line is the command
+                outs[t] = (rc, normalize(text.splitlines()))
             same = outs[TYPES[0]] == outs[TYPES[1]]
             diff = ""
             if not same:
