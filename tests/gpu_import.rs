@@ -127,6 +127,26 @@ impl Arrays {
     }
 }
 
+/// Row statistics of the device path equal the host path's (the means and spreads, computed as
+/// sums in another order, to 1e-9).
+fn assert_same_stats(what: &str, sd: &tessera::RowStats, sh: &tessera::RowStats) {
+    assert_eq!(
+        (sd.rows, sd.cols, sd.nnz, sd.min, sd.max, sd.empty_rows),
+        (sh.rows, sh.cols, sh.nnz, sh.min, sh.max, sh.empty_rows),
+        "{what}: row statistics"
+    );
+    for (d, h, f) in [
+        (sd.mean, sh.mean, "mean"),
+        (sd.std_dev, sh.std_dev, "std_dev"),
+        (sd.col_spread, sh.col_spread, "col_spread"),
+    ] {
+        assert!(
+            (d - h).abs() <= 1e-9 * h.abs().max(1.0),
+            "{what}: {f} {d} vs {h}"
+        );
+    }
+}
+
 /// The Rust matrix behind a C handle (for its CSR and statistics).
 fn inner<'a>(a: tessera_matrix) -> &'a tessera::Matrix<f64> {
     // SAFETY: a live matrix made by tessera_create_csr; tessera_matrix points to an AnyMatrix.
@@ -199,22 +219,7 @@ fn device_arrays_make_the_same_matrix_as_host_arrays() {
             assert_eq!(s, 0, "{what}: {e}");
             let (md, mh) = (inner(from_dev), inner(from_host));
             assert_eq!(md.csr(), mh.csr(), "{what}: tessera's CSR");
-            let (sd, sh) = (md.stats(), mh.stats());
-            assert_eq!(
-                (sd.rows, sd.cols, sd.nnz, sd.min, sd.max, sd.empty_rows),
-                (sh.rows, sh.cols, sh.nnz, sh.min, sh.max, sh.empty_rows),
-                "{what}: row statistics"
-            );
-            for (d, h, f) in [
-                (sd.mean, sh.mean, "mean"),
-                (sd.std_dev, sh.std_dev, "std_dev"),
-                (sd.col_spread, sh.col_spread, "col_spread"),
-            ] {
-                assert!(
-                    (d - h).abs() <= 1e-9 * h.abs().max(1.0),
-                    "{what}: {f} {d} vs {h}"
-                );
-            }
+            assert_same_stats(&what, md.stats(), mh.stats());
             // SAFETY: live handle and matrices.
             unsafe {
                 assert_eq!(
@@ -395,22 +400,7 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
                     "{what}: the device path keeps the device copy for analyze"
                 );
             }
-            let (sd, sh) = (md.stats(), mh.stats());
-            assert_eq!(
-                (sd.rows, sd.cols, sd.nnz, sd.min, sd.max, sd.empty_rows),
-                (sh.rows, sh.cols, sh.nnz, sh.min, sh.max, sh.empty_rows),
-                "{what}: row statistics"
-            );
-            for (d, h, f) in [
-                (sd.mean, sh.mean, "mean"),
-                (sd.std_dev, sh.std_dev, "std_dev"),
-                (sd.col_spread, sh.col_spread, "col_spread"),
-            ] {
-                assert!(
-                    (d - h).abs() <= 1e-9 * h.abs().max(1.0),
-                    "{what}: {f} {d} vs {h}"
-                );
-            }
+            assert_same_stats(&what, md.stats(), mh.stats());
             md.analyze(&rh, tessera::Algorithm::Auto, tessera::Tuning::None)
                 .unwrap();
             let x = x_for(a.cols(), 7);
