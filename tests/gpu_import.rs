@@ -7,7 +7,7 @@
 //!   still follows the caller's order;
 //! - every malformed array gets the status and the sentence the host path gives.
 //!
-//! And host arrays on the CUDA backend (`Matrix::new`, from `HOST_IMPORT_MIN_NNZ` entries up):
+//! And host arrays on the CUDA backend (`Matrix::new`, from `HOST_IMPORT_MIN_SIZE` rows plus entries up):
 //! uploaded as they are and checked by the same kernels, with the host copy made alongside;
 //! the same claims, against the host path (`CreatePath::Host`).
 //!

@@ -19,11 +19,13 @@ use background::{Background, Forms};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// From this many entries up, [`Matrix::new`] on the CUDA backend validates and measures the
-/// caller's host arrays on the device (one upload, two kernels) instead of on the host: the
-/// host passes cost about 3 ns an entry on 16 cores, the device path a fixed 0.1-0.2 ms of
-/// launches and read-backs plus the upload that analyze does anyway.
-pub const HOST_IMPORT_MIN_NNZ: i64 = 1 << 18;
+/// From this many rows plus entries up, [`Matrix::new`] on the CUDA backend validates and
+/// measures the caller's host arrays on the device (one upload, two kernels) instead of on the
+/// host. Measured on the H100 machine (16 cores, `TESSERA_TRACE=1`): the host passes cost 3-5 ns
+/// an entry and, for row_ptr's serial check, about 20 ns a row (1M rows of 16K entries: 20
+/// ms); the device path costs a fixed 0.1-0.2 ms of launches and read-backs plus the upload that
+/// analyze does anyway.
+pub const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
 
 /// With `TESSERA_TRACE=1`, one line on stderr per create and analyze saying where its time went
 /// (a debugging aid; off by default).
@@ -44,14 +46,14 @@ pub enum CreatePath {
     Device,
 }
 
-/// Whether a host create of `nnz` entries on the CUDA backend takes the device path:
-/// `TESSERA_HOST_IMPORT=0` never, `=all` always (tests of small matrices), else from
-/// [`HOST_IMPORT_MIN_NNZ`] entries up.
-fn host_import(nnz: i64) -> bool {
+/// Whether a host create of `rows` rows and `nnz` entries on the CUDA backend takes the device
+/// path: `TESSERA_HOST_IMPORT=0` never, `=all` always (tests of small matrices), else from
+/// [`HOST_IMPORT_MIN_SIZE`] rows plus entries up.
+fn host_import(rows: i64, nnz: i64) -> bool {
     match std::env::var("TESSERA_HOST_IMPORT").as_deref() {
         Ok("0") => false,
         Ok("all") => true,
-        _ => nnz >= HOST_IMPORT_MIN_NNZ,
+        _ => rows.saturating_add(nnz) >= HOST_IMPORT_MIN_SIZE,
     }
 }
 
@@ -125,14 +127,14 @@ impl<T: Scalar> Matrix<T> {
     /// Validates and copies the caller's CSR arrays (see [`Csr::from_parts`]: the errors and
     /// their sentences are the same on every path).
     ///
-    /// On the CUDA backend, from [`HOST_IMPORT_MIN_NNZ`] entries up, the arrays go to the device
+    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the arrays go to the device
     /// as they are and are validated, converted and measured there (the kernels of
     /// [`Matrix::from_device`]), kept for the first analyze, while other threads make tessera's
     /// host copy from the caller's arrays without checks (the device's verdict decides whether
     /// it is kept). Unsorted rows, or too little device memory, take the host path.
     /// `TESSERA_HOST_IMPORT=0` always takes it, `TESSERA_HOST_IMPORT=all` never (every size).
     pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
-        let path = if host_import(parts.nnz) {
+        let path = if host_import(parts.rows, parts.nnz) {
             CreatePath::Device
         } else {
             CreatePath::Host
