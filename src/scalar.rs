@@ -20,7 +20,7 @@ pub trait Scalar:
     + Mul<Output = Self>
     + AddAssign
     + sealed::Sealed
-    + crate::backend::cuda::Plain
+    + Plain
 {
     /// The C value type that carries this Rust type.
     const VALUE_TYPE: ValueType;
@@ -67,3 +67,17 @@ impl Scalar for f64 {
         v
     }
 }
+
+/// Plain numbers (no padding, every bit pattern valid): what the CUDA backend's staged uploads
+/// read as bytes.
+pub trait Plain: Copy + Send + Sync + 'static {}
+impl Plain for u8 {}
+impl Plain for u16 {}
+impl Plain for i16 {}
+impl Plain for i32 {}
+impl Plain for u32 {}
+impl Plain for i64 {}
+impl Plain for u64 {}
+impl Plain for f32 {}
+impl Plain for f64 {}
+impl<P: Plain, const N: usize> Plain for [P; N] {}

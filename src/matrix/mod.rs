@@ -25,7 +25,7 @@ use std::time::Instant;
 /// an entry and, for row_ptr's serial check, about 20 ns a row (1M rows of 16K entries: 20
 /// ms); the device path costs a fixed 0.1-0.2 ms of launches and read-backs plus the upload that
 /// analyze does anyway.
-pub const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
+pub(crate) const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
 
 /// With `TESSERA_TRACE=1`, one line on stderr per create and analyze saying where its time went
 /// (a debugging aid; off by default).

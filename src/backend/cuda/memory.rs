@@ -6,6 +6,7 @@ use super::fault;
 use super::loading::check;
 use super::stream::{synchronize, Stream};
 use crate::error::{Error, Result};
+use crate::scalar::Plain;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -351,19 +352,6 @@ impl<T: Plain + Default> DeviceVec<T> {
         self.buf.ptr
     }
 }
-
-/// Plain numbers (no padding, every bit pattern valid): what [`upload_staged`] reads as bytes.
-pub trait Plain: Copy + Send + Sync + 'static {}
-impl Plain for u8 {}
-impl Plain for u16 {}
-impl Plain for i32 {}
-impl Plain for u32 {}
-impl Plain for u64 {}
-impl Plain for i16 {}
-impl<P: Plain, const N: usize> Plain for [P; N] {}
-impl Plain for i64 {}
-impl Plain for f32 {}
-impl Plain for f64 {}
 
 /// Bytes of each of the two page-locked staging buffers of a device.
 const STAGING_CHUNK: usize = 8 << 20;
