@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the PETSc plugin libtessera_petsc.so and the test programs of tests/.
+# Builds the PETSc plugin libtessera_petsc.so, the test programs of tests/ and the solve benchmark of
+# bench/.
 #
 #   plugins/petsc/build.sh [--tessera-lib DIR] [--out DIR] [--plugin-only]
 #
