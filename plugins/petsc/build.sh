@@ -25,7 +25,7 @@ while (($#)); do
     --tessera-lib) tlib="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --plugin-only) plugin_only=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
