@@ -92,6 +92,15 @@ pub fn background_plan(
     matches!(later, Algorithm::Brc | Algorithm::Tile).then(|| (over_csr(stats), later))
 }
 
+/// True when this process may use more than one core (`available_parallelism`, which follows
+/// its CPU affinity and cgroup quota): a background build then runs beside the caller's thread
+/// instead of taking its time. MPI launchers commonly bind each rank to one core. Measured on
+/// the H100 machine with two ranks bound to one core each (PETSc, 3D Laplacian 128³): the
+/// background build of BRC made the first solve 0.83 s against 0.67 s without it.
+pub fn spare_core() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
 /// False when `TESSERA_BACKGROUND_BUILD` is `0` (or `off`, `false`, `no`).
 pub fn background_enabled() -> bool {
     !matches!(

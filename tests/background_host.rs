@@ -222,3 +222,46 @@ fn auto_answers_over_the_csr_and_swaps_in_its_heuristics_format() {
     assert_eq!(md.info().algorithm, Algorithm::CsrVector);
     assert_eq!(md.info().background, BackgroundStatus::None);
 }
+
+/// A process that may run on one core only (here `taskset -c 0`; an MPI rank bound to a core is
+/// the common case) keeps AUTO's method over the CSR and builds no format in the background, and
+/// says so in the parameters; with two cores or more the background build is used.
+#[test]
+fn one_core_keeps_the_csr_method_and_says_why() {
+    use std::process::Command;
+    if Command::new("taskset").arg("--version").output().is_err() {
+        println!("skipped: no taskset on this machine");
+        return;
+    }
+    let info = |pin: bool| {
+        let mut cmd = if pin {
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0", env!("CARGO_BIN_EXE_tessera")]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_tessera"))
+        };
+        let out = cmd
+            .args(["info", "gen:lap3d7:80"])
+            .env("TESSERA_BACKEND", "host")
+            .env_remove("TESSERA_BACKGROUND_BUILD")
+            .output()
+            .expect("tessera info runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let one = info(true);
+    assert!(
+        one.contains("AUTO keeps csr_vector: this process has one core, which a background build of brc would take from it"),
+        "{one}"
+    );
+    assert!(!one.contains("built in the background"), "{one}");
+    if std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2) {
+        let many = info(false);
+        assert!(
+            many.contains("csr_vector runs while brc is built in the background"),
+            "{many}"
+        );
+    }
+}

@@ -344,11 +344,27 @@ impl<T: Scalar> Matrix<T> {
     /// AUTO with TUNING_NONE, when its heuristic picks a method with a format of its own (BRC,
     /// TILE), answers at once with the method over the CSR arrays the heuristic would pick
     /// without them, and builds the format on a worker thread; a product swaps it in once it
-    /// is ready (`select::background_plan`; `TESSERA_BACKGROUND_BUILD=0` builds it here).
+    /// is ready (`select::background_plan`; `TESSERA_BACKGROUND_BUILD=0` builds it here). A
+    /// process with one core (`select::spare_core`: its CPU affinity, e.g. an MPI rank bound to a
+    /// core) keeps that method and builds no format.
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
-            Some((now, later)) => self.analyze_then(handle, now, later, None),
+            Some((now, later)) if select::spare_core() => {
+                self.analyze_then(handle, now, later, None)
+            }
+            Some((now, later)) => {
+                // One core for this process (e.g. an MPI rank bound to a core): a background
+                // build would take it from the caller's own work, and building here would
+                // make the first product wait. AUTO keeps the method over the CSR.
+                self.analyze_with(handle, now, Tuning::None, None)?;
+                if let Some(a) = &mut self.analysis {
+                    a.auto_note = format!(
+                        "AUTO keeps {now}: this process has one core, which a background build of {later} would take from it; "
+                    );
+                }
+                Ok(())
+            }
             None => self.analyze_with(handle, alg, tuning, None),
         }
     }
@@ -792,7 +808,11 @@ impl<T: Scalar> Matrix<T> {
                         r.algorithm,
                         (self.csr.bytes() + h.total(|m| m.extra_bytes())) as u64,
                         r.method.deterministic(),
-                        r.method.describe(),
+                        format!(
+                            "{}{}",
+                            a.map_or("", |a| a.auto_note.as_str()),
+                            r.method.describe()
+                        ),
                         h.status(),
                     )
                 }

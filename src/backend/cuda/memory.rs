@@ -356,7 +356,7 @@ impl<T: Plain + Default> DeviceVec<T> {
 /// Bytes of each of the two page-locked staging buffers of a device.
 const STAGING_CHUNK: usize = 8 << 20;
 
-/// Threads that copy a chunk into a staging buffer.
+/// Threads that copy a chunk into a staging buffer (at most; fewer on fewer cores).
 const STAGING_THREADS: usize = 8;
 
 /// Two page-locked host buffers, a stream and an event per buffer, with which uploads from
@@ -469,6 +469,11 @@ pub fn upload_staged<T: Plain>(dev: &Arc<Device>, src: &[T], dst: u64) -> Result
         *slot = Some(Staging::new(dev)?);
     }
     let st = slot.as_mut().expect("just made");
+    // No more threads than the process may run at once (its CPU affinity: an MPI rank bound to
+    // one core copies on that core alone).
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, STAGING_THREADS);
     let _g = dev.enter()?;
     for (k, chunk) in src.chunks(STAGING_CHUNK).enumerate() {
         let i = k % 2;
@@ -480,12 +485,16 @@ pub fn upload_staged<T: Plain>(dev: &Arc<Device>, src: &[T], dst: u64) -> Result
         // SAFETY: bufs[i] is our page-locked allocation of STAGING_CHUNK >= chunk.len() bytes,
         // and no copy reads it any more (its event has completed).
         let buf = unsafe { std::slice::from_raw_parts_mut(st.bufs[i], chunk.len()) };
-        let part = chunk.len().div_ceil(STAGING_THREADS);
-        std::thread::scope(|scope| {
-            for (s, d) in chunk.chunks(part).zip(buf.chunks_mut(part)) {
-                scope.spawn(move || d.copy_from_slice(s));
-            }
-        });
+        if threads == 1 {
+            buf.copy_from_slice(chunk);
+        } else {
+            let part = chunk.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                for (s, d) in chunk.chunks(part).zip(buf.chunks_mut(part)) {
+                    scope.spawn(move || d.copy_from_slice(s));
+                }
+            });
+        }
         // SAFETY: dst + offset is inside the caller's device allocation (it holds `bytes`);
         // the source is page-locked and stays untouched until the event below completes.
         check(
