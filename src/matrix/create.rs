@@ -1,0 +1,214 @@
+//! How a [`Matrix`] comes to be: from host arrays (checked on the host, or on the device from
+//! [`HOST_IMPORT_MIN_SIZE`] rows plus entries up) and from device arrays (checked on the device).
+#![forbid(unsafe_code)]
+
+use super::{trace, Matrix};
+use crate::backend::cuda;
+use crate::backend::cuda::csr::GpuCsr;
+use crate::csr::{try_vec_touched, Csr, CsrParts};
+use crate::error::{Error, Result};
+use crate::handle::Handle;
+use crate::methods;
+use crate::scalar::Scalar;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// From this many rows plus entries up, [`Matrix::new`] on the CUDA backend validates and
+/// measures the caller's host arrays on the device (one upload, two kernels) instead of on the
+/// host. Measured on the H100 machine (16 cores, `TESSERA_TRACE=1`): the host passes cost 3-5 ns
+/// an entry and, for row_ptr's serial check, about 20 ns a row (1M rows of 16K entries: 20
+/// ms); the device path costs a fixed 0.1-0.2 ms of launches and read-backs plus the upload that
+/// analyze does anyway.
+pub(crate) const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
+
+/// Where [`Matrix::new`] validates host arrays (see there).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreatePath {
+    /// On the host: `Csr::from_parts` and the statistics.
+    Host,
+    /// On the device (CUDA backend): upload, the import kernels, a host copy alongside.
+    Device,
+}
+
+/// Whether a host create of `rows` rows and `nnz` entries on the CUDA backend takes the device
+/// path: `TESSERA_HOST_IMPORT=0` never, `=all` always (tests of small matrices), else from
+/// [`HOST_IMPORT_MIN_SIZE`] rows plus entries up.
+fn host_import(rows: i64, nnz: i64) -> bool {
+    match std::env::var("TESSERA_HOST_IMPORT").as_deref() {
+        Ok("0") => false,
+        Ok("all") => true,
+        _ => rows.saturating_add(nnz) >= HOST_IMPORT_MIN_SIZE,
+    }
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// Validates and copies the caller's CSR arrays (see [`Csr::from_parts`]: the errors and
+    /// their sentences are the same on every path).
+    ///
+    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the arrays go to the device
+    /// as they are and are validated, converted and measured there (the kernels of
+    /// [`Matrix::from_device`]), kept for the first analyze, while other threads make tessera's
+    /// host copy from the caller's arrays without checks (the device's verdict decides whether
+    /// it is kept). Unsorted rows, or too little device memory, take the host path.
+    /// `TESSERA_HOST_IMPORT=0` always takes it, `TESSERA_HOST_IMPORT=all` never (every size).
+    pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
+        let path = if host_import(parts.rows, parts.nnz) {
+            CreatePath::Device
+        } else {
+            CreatePath::Host
+        };
+        Self::new_via(handle, parts, path)
+    }
+
+    /// [`Matrix::new`] on the path given (tests compare the two): `Device` on a CUDA handle
+    /// still falls back to the host path where `new` would.
+    #[doc(hidden)]
+    pub fn new_via(handle: &Handle, parts: CsrParts<'_, T>, path: CreatePath) -> Result<Self> {
+        if let (CreatePath::Device, Some(dev)) = (path, handle.cuda()) {
+            if let Some(m) = Self::from_host_via_device(handle, dev, &parts)? {
+                return Ok(m);
+            }
+        }
+        let t0 = Instant::now();
+        let csr = Csr::from_parts(parts)?;
+        let t1 = Instant::now();
+        let m = Self::from_csr(handle, csr);
+        trace(|| {
+            format!(
+                "create {} x {}, nnz {} from host arrays on the host: checks and copy {:.2} ms, statistics {:.2} ms",
+                m.stats.rows,
+                m.stats.cols,
+                m.stats.nnz,
+                (t1 - t0).as_secs_f64() * 1e3,
+                t1.elapsed().as_secs_f64() * 1e3
+            )
+        });
+        Ok(m)
+    }
+
+    /// The device path of [`Matrix::new`]; `Ok(None)` sends the caller to the host path (sizes
+    /// it reports, unsorted rows, device memory short).
+    fn from_host_via_device(
+        handle: &Handle,
+        dev: &Arc<cuda::Device>,
+        p: &CsrParts<'_, T>,
+    ) -> Result<Option<Self>> {
+        use crate::csr::{check_dim, Indices};
+        let (Ok(rows), Ok(cols), Ok(nnz)) = (
+            check_dim("rows", p.rows),
+            check_dim("cols", p.cols),
+            check_dim("nnz", p.nnz),
+        ) else {
+            return Ok(None);
+        };
+        if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz || p.values.len() != nnz {
+            return Ok(None);
+        }
+        let t0 = Instant::now();
+        let (device, host, marks) = std::thread::scope(|scope| {
+            // tessera's host copy on other cores while this thread uploads and validates
+            let host = scope.spawn(|| {
+                let c = Csr::copy_validated(p, rows, cols);
+                (c, t0.elapsed())
+            });
+            let mut uploaded = t0.elapsed();
+            let device = (|| -> Result<Option<cuda::import::Imported>> {
+                let is64 = matches!(p.row_ptr, Indices::I64(_));
+                let upload = |ix: Indices<'_>, what: &str| match ix {
+                    Indices::I32(s) => cuda::DeviceBuffer::upload(dev, s, what),
+                    Indices::I64(s) => cuda::DeviceBuffer::upload(dev, s, what),
+                };
+                let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
+                if is64 != matches!(p.col_ind, Indices::I64(_)) {
+                    return Err(Error::Internal(
+                        "row_ptr and col_ind of different widths".into(),
+                    ));
+                }
+                let va = cuda::DeviceBuffer::upload(dev, p.values, "values")?;
+                uploaded = t0.elapsed();
+                let raw = cuda::import::DeviceCsr {
+                    rows,
+                    cols,
+                    nnz,
+                    row_ptr: rp.addr(),
+                    col_ind: ci.addr(),
+                    values: va.addr(),
+                    is64,
+                    base: p.base,
+                };
+                cuda::import::import(dev, handle.cuda_stream(), &raw, std::mem::size_of::<T>())
+            })();
+            let imported = t0.elapsed();
+            let (host, copied) = host.join().unwrap_or_else(|_| {
+                (
+                    Err(Error::Internal("the host copy thread panicked".into())),
+                    t0.elapsed(),
+                )
+            });
+            (device, host, [uploaded, imported, copied])
+        });
+        trace(|| {
+            let [u, i, c] = marks.map(|d| d.as_secs_f64() * 1e3);
+            format!(
+                "create {rows} x {cols}, nnz {nnz} from host arrays on the device: upload {u:.2} ms, import kernels {:.2} ms; host copy alongside {c:.2} ms; total {:.2} ms",
+                i - u,
+                t0.elapsed().as_secs_f64() * 1e3
+            )
+        });
+        let imp = match device {
+            Ok(Some(imp)) => imp,
+            Ok(None) | Err(Error::AllocFailed(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let stats = imp.stats;
+        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+        let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
+        let mut m = Self::from_parts_unchecked(handle, host?, stats);
+        m.imported = Some(gpu);
+        Ok(Some(m))
+    }
+
+    /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
+    /// tessera's int32 base-0 CSR and measured (row statistics) on the device, kept there for
+    /// the first analyze, and copied once to the host for tessera's host copy. `Ok(None)` when
+    /// some row's columns are not sorted: the caller then takes the host path
+    /// ([`Matrix::new`] on host copies of the arrays), which sorts them.
+    pub fn from_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
+        let Some(dev) = handle.cuda() else {
+            return Err(Error::InvalidValue(
+                "device arrays need a CUDA handle".into(),
+            ));
+        };
+        let stream = handle.cuda_stream();
+        let t0 = Instant::now();
+        let Some(imp) = cuda::import::import(dev, stream, p, std::mem::size_of::<T>())? else {
+            return Ok(None);
+        };
+        let imported = t0.elapsed();
+        let (rows, cols, nnz) = (p.rows, p.cols, p.nnz);
+        let mut row_ptr = try_vec_touched(rows + 1, 0i32, "row_ptr")?;
+        let mut col_ind = try_vec_touched(nnz, 0i32, "col_ind")?;
+        let mut values = try_vec_touched(nnz, T::ZERO, "values")?;
+        cuda::copy_to_host(dev, stream, imp.row_ptr.addr(), &mut row_ptr)?;
+        cuda::copy_to_host(dev, stream, imp.col_ind.addr(), &mut col_ind)?;
+        cuda::copy_to_host(dev, stream, imp.values.addr(), &mut values)?;
+        let stats = imp.stats;
+        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+        let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
+        let mut m = Self::from_parts_unchecked(
+            handle,
+            Csr::from_sorted(rows, cols, row_ptr, col_ind, values),
+            stats,
+        );
+        m.imported = Some(gpu);
+        trace(|| {
+            format!(
+                "create {rows} x {cols}, nnz {nnz} from device arrays: import kernels {:.2} ms, host copy (download) {:.2} ms",
+                imported.as_secs_f64() * 1e3,
+                (t0.elapsed() - imported).as_secs_f64() * 1e3
+            )
+        });
+        Ok(Some(m))
+    }
+}
