@@ -113,9 +113,10 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     let dx = DeviceVec::from_slice(&dev, &x).unwrap();
     let gy = DeviceVec::from_slice(&dev, &vec![T::from_f64(f64::NAN); a.rows()]).unwrap();
     let zeros = vec![T::ZERO; a.rows()];
-    let graph = capture(s2, || {
+    // y = A x into gy on the handle's stream, as a captured product.
+    let queue = |m: &Matrix<T>, h: &Handle| {
         m.spmv_device(
-            &h,
+            h,
             Operation::NonTranspose,
             T::ONE,
             dx.addr(),
@@ -123,7 +124,8 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
             gy.addr(),
         )
         .unwrap()
-    });
+    };
+    let graph = capture(s2, || queue(&m, &h));
     let replay = |a: &Csr<f64>, what: &str| {
         launch(graph, s2);
         let y = gy.to_vec(Stream(s2 as usize)).unwrap();
@@ -145,15 +147,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     let g2 = capture(s1, || {
         tx.send(()).unwrap();
         wait_until_built(&m);
-        m.spmv_device(
-            &h,
-            Operation::NonTranspose,
-            T::ONE,
-            dx.addr(),
-            T::ZERO,
-            gy.addr(),
-        )
-        .unwrap();
+        queue(&m, &h);
     });
     assert_eq!(
         m.info().background,

@@ -63,6 +63,18 @@ impl Arrays {
         }
     }
 
+    /// The arrays of `a` (int32-sized, base 0) with each row's entries reversed: unsorted
+    /// columns, the same matrix.
+    fn reversed_rows(a: &Csr<f64>) -> Self {
+        let mut x = Arrays::of(a, 0);
+        for r in 0..a.rows() {
+            let (s, e) = (x.row_ptr[r] as usize, x.row_ptr[r + 1] as usize);
+            x.col_ind[s..e].reverse();
+            x.values[s..e].reverse();
+        }
+        x
+    }
+
     /// Creates the matrix through the C API from host or device copies of the arrays; the
     /// status, the matrix (on success) and the last error.
     fn create(
@@ -145,6 +157,49 @@ fn assert_same_stats(what: &str, sd: &tessera::RowStats, sh: &tessera::RowStats)
             "{what}: {f} {d} vs {h}"
         );
     }
+}
+
+/// Ways to break valid arrays, each an INVALID_MATRIX with a sentence naming the entry.
+type Break = Box<dyn Fn(&mut Arrays)>;
+fn breaks() -> Vec<(&'static str, Break)> {
+    vec![
+        (
+            "row_ptr[0] off the base",
+            Box::new(|x: &mut Arrays| x.row_ptr[0] += 1),
+        ),
+        (
+            "row_ptr decreasing",
+            Box::new(|x: &mut Arrays| x.row_ptr[10] = x.row_ptr[12] + 1),
+        ),
+        (
+            "row_ptr past the end",
+            Box::new(|x: &mut Arrays| {
+                let n = x.values.len() as i64;
+                x.row_ptr[20] = n + 7;
+                for r in 21..x.row_ptr.len() {
+                    x.row_ptr[r] = n + 7;
+                }
+            }),
+        ),
+        (
+            "row_ptr[rows] short",
+            Box::new(|x: &mut Arrays| {
+                let r = x.rows;
+                x.row_ptr[r] -= 1;
+            }),
+        ),
+        (
+            "column too large",
+            Box::new(|x: &mut Arrays| {
+                let c = x.cols as i64;
+                x.col_ind[17] = c + 5;
+            }),
+        ),
+        (
+            "column negative",
+            Box::new(|x: &mut Arrays| x.col_ind[3] = -4),
+        ),
+    ]
 }
 
 /// The Rust matrix behind a C handle (for its CSR and statistics).
@@ -247,13 +302,7 @@ fn unsorted_device_columns_are_sorted_on_the_host_path() {
     let Some(rh) = gpu() else { return };
     let h = c_handle();
     let (name, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
-    // Each row's entries reversed: unsorted columns, same matrix.
-    let mut arr = Arrays::of(&a, 0);
-    for r in 0..a.rows() {
-        let (s, e) = (arr.row_ptr[r] as usize, arr.row_ptr[r + 1] as usize);
-        arr.col_ind[s..e].reverse();
-        arr.values[s..e].reverse();
-    }
+    let arr = Arrays::reversed_rows(&a);
     let (s, m, e) = arr.create(h, true, false, 0);
     assert_eq!(s, 0, "{e}");
     assert_eq!(inner(m).csr().row_ptr(), a.row_ptr());
@@ -287,45 +336,7 @@ fn malformed_device_arrays_get_the_host_paths_status_and_sentence() {
     let Some(_rh) = gpu() else { return };
     let h = c_handle();
     let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
-    type Break = Box<dyn Fn(&mut Arrays)>;
-    let breaks: Vec<(&str, Break)> = vec![
-        (
-            "row_ptr[0] off the base",
-            Box::new(|x: &mut Arrays| x.row_ptr[0] += 1),
-        ),
-        (
-            "row_ptr decreasing",
-            Box::new(|x: &mut Arrays| x.row_ptr[10] = x.row_ptr[12] + 1),
-        ),
-        (
-            "row_ptr past the end",
-            Box::new(|x: &mut Arrays| {
-                let n = x.values.len() as i64;
-                x.row_ptr[20] = n + 7;
-                for r in 21..x.row_ptr.len() {
-                    x.row_ptr[r] = n + 7;
-                }
-            }),
-        ),
-        (
-            "row_ptr[rows] short",
-            Box::new(|x: &mut Arrays| {
-                let r = x.rows;
-                x.row_ptr[r] -= 1;
-            }),
-        ),
-        (
-            "column too large",
-            Box::new(|x: &mut Arrays| {
-                let c = x.cols as i64;
-                x.col_ind[17] = c + 5;
-            }),
-        ),
-        (
-            "column negative",
-            Box::new(|x: &mut Arrays| x.col_ind[3] = -4),
-        ),
-    ];
+    let breaks = breaks();
     for (what, f) in &breaks {
         for (i64s, base) in [(false, 0), (true, 1)] {
             let mut arr = Arrays::of(&a, base as i64);
@@ -421,31 +432,14 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
     }
     // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
     let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
-    let mut arr = Arrays::of(&a, 0);
-    for r in 0..a.rows() {
-        let (s, e) = (arr.row_ptr[r] as usize, arr.row_ptr[r + 1] as usize);
-        arr.col_ind[s..e].reverse();
-        arr.values[s..e].reverse();
-    }
+    let arr = Arrays::reversed_rows(&a);
     let md = new_via(&rh, &arr, false, 0, CreatePath::Device).unwrap();
-    assert_eq!(md.csr(), a_sorted_like(&arr, &rh).csr(), "unsorted rows");
+    let mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert_eq!(md.csr(), mh.csr(), "unsorted rows");
     // Malformed arrays: the host path's status and sentence.
     let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
-    type Break = fn(&mut Arrays);
-    let breaks: [(&str, Break); 5] = [
-        ("row_ptr[0] off the base", |x| x.row_ptr[0] += 1),
-        ("row_ptr decreasing", |x| x.row_ptr[10] = x.row_ptr[12] + 1),
-        ("row_ptr[rows] short", |x| {
-            let r = x.rows;
-            x.row_ptr[r] -= 1;
-        }),
-        ("column too large", |x| {
-            let c = x.cols as i64;
-            x.col_ind[17] = c + 5;
-        }),
-        ("column negative", |x| x.col_ind[3] = -4),
-    ];
-    for (what, f) in breaks {
+    let breaks = breaks();
+    for (what, f) in &breaks {
         for (i64s, base) in [(false, 0), (true, 1)] {
             let mut arr = Arrays::of(&a, base);
             f(&mut arr);
@@ -459,9 +453,4 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
             );
         }
     }
-}
-
-/// The host path's matrix of `x` (int32, base 0).
-fn a_sorted_like(x: &Arrays, rh: &Handle) -> Matrix<f64> {
-    new_via(rh, x, false, 0, CreatePath::Host).unwrap()
 }

@@ -3,8 +3,8 @@
 #![forbid(unsafe_code)]
 
 use super::{trace, Matrix};
-use crate::backend::cuda;
 use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::{self, Stream};
 use crate::csr::{try_vec_touched, Csr, CsrParts};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
@@ -115,17 +115,18 @@ impl<T: Scalar> Matrix<T> {
             let mut uploaded = t0.elapsed();
             let device = (|| -> Result<Option<cuda::import::Imported>> {
                 let is64 = matches!(p.row_ptr, Indices::I64(_));
-                let upload = |ix: Indices<'_>, what: &str| match ix {
-                    Indices::I32(s) => cuda::DeviceBuffer::upload(dev, s, what),
-                    Indices::I64(s) => cuda::DeviceBuffer::upload(dev, s, what),
-                };
-                let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
                 if is64 != matches!(p.col_ind, Indices::I64(_)) {
                     return Err(Error::Internal(
                         "row_ptr and col_ind of different widths".into(),
                     ));
                 }
-                let va = cuda::DeviceBuffer::upload(dev, p.values, "values")?;
+                // New buffers: the staged uploads need no ordering with the handle's stream.
+                let upload = |ix: Indices<'_>, what: &str| match ix {
+                    Indices::I32(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
+                    Indices::I64(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
+                };
+                let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
+                let va = cuda::DeviceBuffer::from_slice(dev, Stream(0), p.values, "values")?;
                 uploaded = t0.elapsed();
                 let raw = cuda::import::DeviceCsr {
                     rows,
@@ -156,17 +157,27 @@ impl<T: Scalar> Matrix<T> {
                 t0.elapsed().as_secs_f64() * 1e3
             )
         });
-        let imp = match device {
-            Ok(Some(imp)) => imp,
-            Ok(None) | Err(Error::AllocFailed(_)) => return Ok(None),
-            Err(e) => return Err(e),
-        };
+        match device {
+            Ok(Some(imp)) => Self::from_import(handle, dev, imp, host?).map(Some),
+            Ok(None) | Err(Error::AllocFailed(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A matrix whose arrays the import kernels accepted (`imp`), with tessera's host copy of
+    /// them: the device copy is kept for the first analyze.
+    fn from_import(
+        handle: &Handle,
+        dev: &Arc<cuda::Device>,
+        imp: cuda::import::Imported,
+        host: Csr<T>,
+    ) -> Result<Self> {
         let stats = imp.stats;
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
         let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
-        let mut m = Self::from_parts_unchecked(handle, host?, stats);
+        let mut m = Self::from_parts_unchecked(handle, host, stats);
         m.imported = Some(gpu);
-        Ok(Some(m))
+        Ok(m)
     }
 
     /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
@@ -193,15 +204,8 @@ impl<T: Scalar> Matrix<T> {
         cuda::copy_to_host(dev, stream, imp.row_ptr.addr(), &mut row_ptr)?;
         cuda::copy_to_host(dev, stream, imp.col_ind.addr(), &mut col_ind)?;
         cuda::copy_to_host(dev, stream, imp.values.addr(), &mut values)?;
-        let stats = imp.stats;
-        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
-        let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
-        let mut m = Self::from_parts_unchecked(
-            handle,
-            Csr::from_sorted(rows, cols, row_ptr, col_ind, values),
-            stats,
-        );
-        m.imported = Some(gpu);
+        let host = Csr::from_sorted(rows, cols, row_ptr, col_ind, values);
+        let m = Self::from_import(handle, dev, imp, host)?;
         trace(|| {
             format!(
                 "create {rows} x {cols}, nnz {nnz} from device arrays: import kernels {:.2} ms, host copy (download) {:.2} ms",

@@ -84,14 +84,11 @@ impl<T: Scalar> GpuCsr<T> {
         csr: &Csr<T>,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
-        // New buffers: nothing queued on `stream` touches them, so the staged uploads need not
-        // be ordered after it.
-        let _ = stream;
-        let row_ptr = DeviceBuffer::upload(dev, csr.row_ptr(), "row_ptr")?;
-        let col_ind = DeviceBuffer::upload(dev, csr.col_ind(), "col_ind")?;
-        let values = DeviceBuffer::upload(dev, csr.values(), "values")?;
+        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
+        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
+        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
         let slot = match csr.input_map() {
-            Some(map) => Some(DeviceBuffer::upload(dev, map, "the value map")?),
+            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
             None => None,
         };
         let arrays = [row_ptr, col_ind, values];

@@ -230,14 +230,6 @@ impl DeviceBuffer {
         Ok(b)
     }
 
-    /// Allocates and fills from a pageable host slice through the device's page-locked
-    /// staging buffers ([`upload_staged`]), and waits for the copy.
-    pub fn upload<T: Plain>(dev: &Arc<Device>, src: &[T], what: &str) -> Result<DeviceBuffer> {
-        let b = DeviceBuffer::alloc(dev, std::mem::size_of_val(src), what)?;
-        upload_staged(dev, src, b.ptr)?;
-        Ok(b)
-    }
-
     /// Allocates `bytes` and zeroes them on `stream` (asynchronous).
     pub fn zeroed(
         dev: &Arc<Device>,
