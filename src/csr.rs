@@ -359,14 +359,7 @@ impl<T: Scalar> Csr<T> {
         }
         let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
         copy_parallel(p.values, &mut values);
-        let mut csr = Csr {
-            rows,
-            cols,
-            row_ptr,
-            col_ind,
-            values,
-            input_to_csr: None,
-        };
+        let mut csr = Csr::unmapped(rows, cols, row_ptr, col_ind, values);
         csr.sort_rows()?;
         Ok(csr)
     }
@@ -463,14 +456,7 @@ impl<T: Scalar> Csr<T> {
         rebase_unchecked(p.col_ind, base, &mut col_ind);
         let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
         copy_parallel(p.values, &mut values);
-        Ok(Csr {
-            rows,
-            cols,
-            row_ptr,
-            col_ind,
-            values,
-            input_to_csr: None,
-        })
+        Ok(Csr::unmapped(rows, cols, row_ptr, col_ind, values))
     }
 
     /// A CSR validated elsewhere (the device import, `backend/cuda/import.rs`): base 0, columns
@@ -485,6 +471,17 @@ impl<T: Scalar> Csr<T> {
         debug_assert_eq!(row_ptr.len(), rows + 1);
         debug_assert_eq!(col_ind.len(), values.len());
         debug_assert!(!any_row_unsorted(&row_ptr, &col_ind));
+        Csr::unmapped(rows, cols, row_ptr, col_ind, values)
+    }
+
+    /// The arrays as they are, with no value map (the caller's entries are in CSR order).
+    fn unmapped(
+        rows: usize,
+        cols: usize,
+        row_ptr: Vec<i32>,
+        col_ind: Vec<i32>,
+        values: Vec<T>,
+    ) -> Self {
         Csr {
             rows,
             cols,
