@@ -139,6 +139,16 @@ pub(crate) fn try_vec_filled<V: Clone>(n: usize, v: V, what: &str) -> Result<Vec
     Ok(vec![v; n])
 }
 
+/// The error of a value update with `len` values for a matrix of `nnz` entries.
+pub(crate) fn check_values_len(len: usize, nnz: usize) -> Result<()> {
+    if len != nnz {
+        return Err(Error::InvalidSize(format!(
+            "{len} new values given for a matrix with nnz = {nnz}"
+        )));
+    }
+    Ok(())
+}
+
 /// `n` copies of `v` with every page already mapped, touched by parallel threads: the
 /// destination of a copy from the device. The driver copies into pageable memory through its own
 /// staging buffers on one thread, and a page it touches first there costs a fault on that
@@ -228,32 +238,6 @@ fn copy_parallel<V: Copy + Send + Sync>(src: &[V], dst: &mut [V]) {
             scope.spawn(move || d.copy_from_slice(s));
         }
     });
-}
-
-/// `dst[k] = src[k] - base` narrowed to int32, unchecked, in parallel chunks: for indices
-/// validated elsewhere (any input is memory-safe; only valid ones give meaningful output).
-fn rebase_unchecked(src: Indices<'_>, base: i64, dst: &mut [i32]) {
-    fn run<I: Copy + Into<i64> + Send + Sync>(src: &[I], base: i64, dst: &mut [i32]) {
-        let chunk = src.len().div_ceil(threads_for(src.len())).max(1);
-        let one = |s: &[I], d: &mut [i32]| {
-            for (&c, o) in s.iter().zip(d.iter_mut()) {
-                *o = (c.into() - base) as i32;
-            }
-        };
-        if chunk >= src.len() {
-            return one(src, dst);
-        }
-        std::thread::scope(|scope| {
-            for (s, d) in src.chunks(chunk).zip(dst.chunks_mut(chunk)) {
-                scope.spawn(move || one(s, d));
-            }
-        });
-    }
-    match src {
-        Indices::I32(s) if base == 0 => copy_parallel(s, dst),
-        Indices::I32(s) => run(s, base, dst),
-        Indices::I64(s) => run(s, base, dst),
-    }
 }
 
 /// True when some row's columns are not sorted (rows checked in parallel chunks).
@@ -438,27 +422,6 @@ impl<T: Scalar> Csr<T> {
         Ok(())
     }
 
-    /// tessera's copy of caller arrays that are validated elsewhere, at the same time (the
-    /// device import of host arrays, `Matrix::new`): rebased and narrowed to int32 with no
-    /// check. The lengths must match `rows`, `nnz` (checked here); the content is meaningful
-    /// only when that validation finds the arrays valid and every row's columns sorted.
-    pub(crate) fn copy_validated(p: &CsrParts<'_, T>, rows: usize, cols: usize) -> Result<Self> {
-        let nnz = p.values.len();
-        if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz {
-            return Err(Error::Internal(
-                "copy_validated: array lengths do not match the sizes".into(),
-            ));
-        }
-        let base = p.base.offset();
-        let mut row_ptr = try_vec_filled(rows + 1, 0i32, "row_ptr")?;
-        rebase_unchecked(p.row_ptr, base, &mut row_ptr);
-        let mut col_ind = try_vec_filled(nnz, 0i32, "col_ind")?;
-        rebase_unchecked(p.col_ind, base, &mut col_ind);
-        let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
-        copy_parallel(p.values, &mut values);
-        Ok(Csr::unmapped(rows, cols, row_ptr, col_ind, values))
-    }
-
     /// A CSR validated elsewhere (the device import, `backend/cuda/import.rs`): base 0, columns
     /// sorted within each row, no value map. Checked only in debug builds.
     pub(crate) fn from_sorted(
@@ -537,13 +500,7 @@ impl<T: Scalar> Csr<T> {
 
     /// Replaces the values, given in the caller's original entry order (same pattern).
     pub fn set_values_from_input(&mut self, input: &[T]) -> Result<()> {
-        if input.len() != self.nnz() {
-            return Err(Error::InvalidSize(format!(
-                "{} new values given for a matrix with nnz = {}",
-                input.len(),
-                self.nnz()
-            )));
-        }
+        check_values_len(input.len(), self.nnz())?;
         match &self.input_to_csr {
             None => self.values.copy_from_slice(input),
             Some(p) => {

@@ -38,7 +38,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     let mut m = Matrix::from_csr(&h, a64.convert::<T>());
     let (tx, rx) = mpsc::channel();
     m.analyze_then(&h, now, later, Some(rx)).unwrap();
-    let mut a = m.csr().convert::<f64>();
+    let mut a = m.csr(&h).unwrap().convert::<f64>();
     let info = m.info();
     assert_eq!(
         info.algorithm, now,
@@ -54,7 +54,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
 
     // Before: products run `now`, and update_values reaches it (the worker's copy is older).
     products(&h, &m, &a, &format!("{name} before the swap"), 1);
-    let (v, a2) = new_values(&m, 11);
+    let (v, a2) = new_values(&mut m, &h, 11);
     m.update_values(&h, &v).unwrap();
     a = a2;
     products(
@@ -93,7 +93,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     );
 
     // After: update_values reaches the new form (and the retired one).
-    let (v, a3) = new_values(&m, 12);
+    let (v, a3) = new_values(&mut m, &h, 12);
     m.update_values(&h, &v).unwrap();
     products(
         &h,

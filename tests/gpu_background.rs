@@ -95,7 +95,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     let (tx, rx) = mpsc::channel();
     h.set_stream(s1 as usize).unwrap();
     m.analyze_then(&h, now, later, Some(rx)).unwrap();
-    let mut a = m.csr().convert::<f64>();
+    let mut a = m.csr(&h).unwrap().convert::<f64>();
     let info = m.info();
     assert_eq!(
         (info.algorithm, info.background.clone()),
@@ -134,7 +134,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
     replay(&a, &format!("{name} graph before"));
 
     // update_values from the host before the swap (the worker's copy is older now).
-    let (v, a2) = new_values(&m, 21);
+    let (v, a2) = new_values(&mut m, &h, 21);
     m.update_values(&h, &v).unwrap();
     a = a2;
     product(&h, &m, &a, &format!("{name} updated before the swap"), 4);
@@ -186,7 +186,7 @@ fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {
 
     // update_values from device memory after the swap: the new form, the retired one (which
     // the graph runs) and the CSR all follow.
-    let (v, a3) = new_values(&m, 22);
+    let (v, a3) = new_values(&mut m, &h, 22);
     let dv = DeviceVec::from_slice(&dev, &v).unwrap();
     m.update_values_device(&h, dv.addr()).unwrap();
     product(
@@ -342,4 +342,108 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
         m.info().params,
         t.elapsed().as_secs_f64() * 1e3
     );
+}
+
+/// A matrix created through the device path lives on the device only.
+fn on_device(h: &Handle, a: &Csr<f64>) -> Matrix<f64> {
+    use tessera::{CsrParts, IndexBase, Indices};
+    let parts = CsrParts {
+        rows: a.rows() as i64,
+        cols: a.cols() as i64,
+        nnz: a.nnz() as i64,
+        row_ptr: Indices::I32(a.row_ptr()),
+        col_ind: Indices::I32(a.col_ind()),
+        values: a.values(),
+        base: IndexBase::Zero,
+    };
+    let m = Matrix::new_via(h, parts, tessera::CreatePath::Device).unwrap();
+    assert!(!m.has_host_copy(), "the device path makes no host copy");
+    m
+}
+
+/// `a` with the values `v` (in CSR order).
+fn with_values(a: &Csr<f64>, v: &[f64]) -> Csr<f64> {
+    let mut b = a.clone();
+    b.set_values_from_input(v).unwrap();
+    b
+}
+
+#[test]
+fn a_matrix_kept_on_the_device_builds_its_format_from_a_copy_the_worker_downloads() {
+    let Some(h) = gpu() else { return };
+    let (name, a) = tessera::io::load("gen:uniform:200000,16,3").unwrap();
+    let mut m = on_device(&h, &a);
+    let (tx, rx) = mpsc::channel();
+    m.analyze_then(&h, Algorithm::CsrVector, Algorithm::Brc, Some(rx))
+        .unwrap();
+    assert!(!m.has_host_copy(), "CSR_VECTOR needs no host copy");
+    product(
+        &h,
+        &m,
+        &a,
+        &format!("{name} on the device, before the swap"),
+        1,
+    );
+    // Values from the host slice and from device memory: into the device CSR alone.
+    let v: Vec<f64> = x_for(a.nnz(), 31);
+    m.update_values(&h, &v).unwrap();
+    let a2 = with_values(&a, &v);
+    assert!(!m.has_host_copy());
+    product(&h, &m, &a2, &format!("{name} host update, device only"), 2);
+    let err = m.update_values(&h, &v[1..]).unwrap_err();
+    assert_eq!(
+        err.status(),
+        tessera::Status::InvalidSize,
+        "{}",
+        err.detail()
+    );
+    tx.send(()).unwrap();
+    m.finish_background(&h).unwrap();
+    let info = m.info();
+    assert_eq!(info.algorithm, Algorithm::Brc, "{}", info.params);
+    assert!(!m.has_host_copy(), "the worker's copy is its own");
+    product(
+        &h,
+        &m,
+        &a2,
+        &format!("{name} BRC built from the download"),
+        3,
+    );
+    let v3: Vec<f64> = x_for(a.nnz(), 32);
+    let dv = DeviceVec::from_slice(h.cuda().unwrap(), &v3).unwrap();
+    m.update_values_device(&h, dv.addr()).unwrap();
+    let a3 = with_values(&a, &v3);
+    product(
+        &h,
+        &m,
+        &a3,
+        &format!("{name} device update after the swap"),
+        4,
+    );
+    // The host copy on demand has the current values.
+    assert_eq!(m.csr(&h).unwrap().values(), a3.values());
+    assert!(m.has_host_copy());
+
+    // A format named explicitly downloads the host copy in analyze.
+    let mut m = on_device(&h, &a);
+    m.analyze(&h, Algorithm::Tile, Tuning::None).unwrap();
+    assert!(m.has_host_copy(), "TILE is built from the host copy");
+    product(&h, &m, &a, &format!("{name} TILE from the device"), 5);
+
+    // Dropped while the worker downloads or builds: clean, again and again.
+    for i in 0..4 {
+        let mut m = on_device(&h, &a);
+        m.analyze_then(&h, Algorithm::CsrVector, Algorithm::Brc, None)
+            .unwrap();
+        if i % 2 == 1 {
+            m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap();
+            product(
+                &h,
+                &m,
+                &a,
+                &format!("{name} re-analyzed during the download"),
+                6,
+            );
+        }
+    }
 }

@@ -105,7 +105,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
     )
     .unwrap();
     let req = Request {
-        csr: &a,
+        host: Some(&a),
         stats: &stats,
         tuning: Tuning::None,
         deterministic: h.deterministic(),

@@ -203,9 +203,10 @@ fn breaks() -> Vec<(&'static str, Break)> {
 }
 
 /// The Rust matrix behind a C handle (for its CSR and statistics).
-fn inner<'a>(a: tessera_matrix) -> &'a tessera::Matrix<f64> {
-    // SAFETY: a live matrix made by tessera_create_csr; tessera_matrix points to an AnyMatrix.
-    match unsafe { &*(a as *const AnyMatrix) } {
+fn inner<'a>(a: tessera_matrix) -> &'a mut tessera::Matrix<f64> {
+    // SAFETY: a live matrix made by tessera_create_csr, used by one caller at a time;
+    // tessera_matrix points to an AnyMatrix.
+    match unsafe { &mut *(a as *mut AnyMatrix) } {
         AnyMatrix::F64(m) => m,
         AnyMatrix::F32(_) => panic!("f64 expected"),
     }
@@ -273,7 +274,11 @@ fn device_arrays_make_the_same_matrix_as_host_arrays() {
             let (s, from_host, e) = arr.create(h, false, i64s, base);
             assert_eq!(s, 0, "{what}: {e}");
             let (md, mh) = (inner(from_dev), inner(from_host));
-            assert_eq!(md.csr(), mh.csr(), "{what}: tessera's CSR");
+            assert!(
+                !md.has_host_copy(),
+                "{what}: device arrays stay on the device"
+            );
+            assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
             assert_same_stats(&what, md.stats(), mh.stats());
             // SAFETY: live handle and matrices.
             unsafe {
@@ -305,8 +310,8 @@ fn unsorted_device_columns_are_sorted_on_the_host_path() {
     let arr = Arrays::reversed_rows(&a);
     let (s, m, e) = arr.create(h, true, false, 0);
     assert_eq!(s, 0, "{e}");
-    assert_eq!(inner(m).csr().row_ptr(), a.row_ptr());
-    assert_eq!(inner(m).csr().col_ind(), a.col_ind());
+    assert_eq!(inner(m).csr(&rh).unwrap().row_ptr(), a.row_ptr());
+    assert_eq!(inner(m).csr(&rh).unwrap().col_ind(), a.col_ind());
     // SAFETY: live handle and matrix; new values in the caller's (reversed) order.
     unsafe {
         assert_eq!(
@@ -403,8 +408,9 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
             let arr = Arrays::of(&a, base);
             let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
             let mut md = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap();
-            let mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
-            assert_eq!(md.csr(), mh.csr(), "{what}: tessera's CSR");
+            let mut mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
+            assert!(!md.has_host_copy(), "{what}: no host copy at create");
+            assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
             if a.nnz() > 0 {
                 assert!(
                     md.info().device_bytes > 0,
@@ -433,9 +439,10 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
     // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
     let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
     let arr = Arrays::reversed_rows(&a);
-    let md = new_via(&rh, &arr, false, 0, CreatePath::Device).unwrap();
-    let mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
-    assert_eq!(md.csr(), mh.csr(), "unsorted rows");
+    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Device).unwrap();
+    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert!(md.has_host_copy(), "unsorted rows take the host path");
+    assert_eq!(md.csr(&rh), mh.csr(&rh), "unsorted rows");
     // Malformed arrays: the host path's status and sentence.
     let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
     let breaks = breaks();

@@ -102,7 +102,7 @@ fn slot<T: Scalar>(h: &Handle, spec: &str, alg: Algorithm, seed: u64) -> Box<dyn
         .collect();
     Box::new(Slot {
         name: format!("{name} {alg} {:?}", T::VALUE_TYPE),
-        a: m.csr().convert::<f64>(),
+        a: m.csr(h).unwrap().convert::<f64>(),
         m,
         vecs,
     })

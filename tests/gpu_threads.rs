@@ -49,7 +49,7 @@ fn shared<T: Scalar>(
         name,
         alg,
         tuning,
-        a: m.csr().convert::<f64>(),
+        a: m.csr(h).unwrap().convert::<f64>(),
         m: wrap(m),
     }
 }

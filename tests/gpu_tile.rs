@@ -123,7 +123,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
     )
     .unwrap();
     let req = Request {
-        csr: &a,
+        host: Some(&a),
         stats: &stats,
         tuning: Tuning::None,
         deterministic: false,

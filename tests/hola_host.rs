@@ -51,5 +51,8 @@ fn hola_info_names_the_method_its_block_split_and_no_determinism() {
     );
     // The row-start buffer: one i32 per block of NPB non-zeros, plus one.
     let blocks = info.nnz.div_ceil(p.npb()) as u64;
-    assert_eq!(info.device_bytes, m.csr().bytes() as u64 + 4 * (blocks + 1));
+    assert_eq!(
+        info.device_bytes,
+        m.csr(&h).unwrap().bytes() as u64 + 4 * (blocks + 1)
+    );
 }

@@ -45,7 +45,7 @@ fn eight_threads_with_their_own_host_handles_share_every_methods_matrices() {
             }
             let mut m = Matrix::from_csr(&h, a.convert::<f32>());
             m.analyze(&h, alg, Tuning::None).unwrap();
-            let a32 = m.csr().convert::<f64>();
+            let a32 = m.csr(&h).unwrap().convert::<f64>();
             mats.push((format!("{name} {alg} f32"), a32, AnyMatrix::F32(m)));
         }
     }

@@ -92,7 +92,7 @@ fn check_host_with<T: Scalar>(name: &str, a64: &Csr<f64>, p: TileParams) {
     let a = a64.convert::<T>();
     let stats = a.stats();
     let req = Request {
-        csr: &a,
+        host: Some(&a),
         stats: &stats,
         tuning: Tuning::None,
         deterministic: false,
@@ -233,7 +233,7 @@ fn tile_census_of_formats_and_bytes_per_matrix() {
         let (name, a) = tessera::io::load(&spec).unwrap();
         let stats = a.stats();
         let req = Request {
-            csr: &a,
+            host: Some(&a),
             stats: &stats,
             tuning: Tuning::None,
             deterministic: false,

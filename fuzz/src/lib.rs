@@ -350,7 +350,7 @@ pub fn check_every_method<T: Scalar>(a: &Csr<T>, u: &mut Unstructured<'_>) -> Re
     for &alg in tessera::select::IMPLEMENTED {
         {
             let req = Request {
-                csr: a,
+                host: Some(a),
                 stats: &stats,
                 tuning,
                 deterministic,
@@ -366,7 +366,7 @@ pub fn check_every_method<T: Scalar>(a: &Csr<T>, u: &mut Unstructured<'_>) -> Re
             // The value map: update in place, compare with a fresh build over the new values.
             m.update_values(&b);
             let req_b = Request {
-                csr: &b,
+                host: Some(&b),
                 stats: &b_stats,
                 tuning,
                 deterministic,
@@ -445,7 +445,7 @@ pub fn check_parameter_variants<T: Scalar>(a: &Csr<T>, u: &mut Unstructured<'_>)
     };
     let deterministic = u.arbitrary::<bool>()?;
     let req = Request {
-        csr: a,
+        host: Some(a),
         stats: &stats,
         tuning: Tuning::None,
         deterministic,

@@ -405,11 +405,11 @@ pub unsafe extern "C" fn tessera_update_values(
         // SAFETY (both arms): `values` holds nnz host values of A's type (contract).
         match m {
             AnyMatrix::F32(m) => {
-                let v = unsafe { ptr::slice(values.cast::<f32>(), m.csr().nnz(), "values") }?;
+                let v = unsafe { ptr::slice(values.cast::<f32>(), m.stats().nnz, "values") }?;
                 m.update_values(h, v)
             }
             AnyMatrix::F64(m) => {
-                let v = unsafe { ptr::slice(values.cast::<f64>(), m.csr().nnz(), "values") }?;
+                let v = unsafe { ptr::slice(values.cast::<f64>(), m.stats().nnz, "values") }?;
                 m.update_values(h, v)
             }
         }

@@ -10,11 +10,13 @@
 //!   to the next;
 //! - a retired form is kept until the matrix is destroyed or analyzed again: a CUDA graph that
 //!   captured a product of it keeps valid buffers;
-//! - the worker's host half makes no CUDA call; its device half (upload, kernels) runs on a
-//!   stream of its own, with the thread's capture mode relaxed so that a caller capturing a
-//!   graph on another thread is not disturbed. Dropping a [`Background`] cancels it: a worker
-//!   still on the host is left to finish and discard its work (it makes no CUDA call after
-//!   that), one on the device is waited for, so no CUDA call of it outlives the matrix.
+//! - the worker first fetches what its host half reads (a matrix kept on the device only:
+//!   tessera's host CSR, downloaded), then runs its host half, which makes no CUDA call, then
+//!   its device half (upload, kernels). Its CUDA work runs on streams of its own, with the
+//!   thread's capture mode relaxed so that a caller capturing a graph on another thread is not
+//!   disturbed. Dropping a [`Background`] cancels it: a worker still on the host is left to
+//!   finish and discard its work (it makes no CUDA call after that), one fetching or on the
+//!   device is waited for, so no CUDA call of it outlives the matrix.
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
@@ -33,7 +35,9 @@ pub(super) struct Running<M> {
 
 /// Where a background build stands.
 enum State<M> {
-    /// Building the format on the host (no CUDA call yet).
+    /// Fetching what the host half reads (may call CUDA: a canceller waits for it).
+    Fetch,
+    /// Building the format on the host (no CUDA call).
     Host,
     /// Uploading it to the device.
     Device,
@@ -49,7 +53,7 @@ enum State<M> {
 
 struct Shared<M> {
     state: Mutex<State<M>>,
-    /// Set when the worker leaves `Host`/`Device`, cleared by the product that takes the form:
+    /// Set when the worker leaves `Fetch`/`Host`/`Device`, cleared by the product that takes the form:
     /// the one thing a product reads while the build runs.
     finished: AtomicBool,
     changed: Condvar,
@@ -104,21 +108,36 @@ impl<M> std::fmt::Debug for Background<M> {
 }
 
 impl<M: Send + 'static> Background<M> {
-    /// Starts building `target` on a new thread: `host()` (no CUDA call: it must own nothing
-    /// whose drop calls CUDA), then, unless cancelled meanwhile, `device(host's result,
-    /// resources)`: `resources` (device handles) pass to the worker only then, and are dropped
-    /// by whoever cancels the build before. `gate` (tests) holds the worker between the two
-    /// halves until it receives a message or its sender is dropped.
-    pub(super) fn spawn<P: Send + 'static, R: Send + 'static>(
+    /// Starts building `target` on a new thread: `fetch(&resources)` (may call CUDA; a
+    /// canceller waits for it; its result must own nothing whose drop calls CUDA), then
+    /// `host(fetched)` (no CUDA call: the same rule), then, unless cancelled meanwhile,
+    /// `device(host's result, resources)`: `resources` (device handles) pass to the worker
+    /// only then, and are dropped by whoever cancels the build before. `gate` (tests) holds the
+    /// worker between the host and device halves until it receives a message or its sender is
+    /// dropped.
+    pub(super) fn spawn<F, P, R>(
         target: Algorithm,
         built_gen: u64,
-        host: impl FnOnce() -> Result<P> + Send + 'static,
+        phases: Phases<
+            impl FnOnce(&R) -> Result<F> + Send + 'static,
+            impl FnOnce(F) -> Result<P> + Send + 'static,
+            impl FnOnce(P, R) -> Result<M> + Send + 'static,
+        >,
         resources: R,
-        device: impl FnOnce(P, R) -> Result<M> + Send + 'static,
         gate: Option<std::sync::mpsc::Receiver<()>>,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        F: Send + 'static,
+        P: Send + 'static,
+        R: Send + 'static,
+    {
+        let Phases {
+            fetch,
+            host,
+            device,
+        } = phases;
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::Host),
+            state: Mutex::new(State::Fetch),
             finished: AtomicBool::new(false),
             changed: Condvar::new(),
         });
@@ -129,7 +148,23 @@ impl<M: Send + 'static> Background<M> {
         let thread = std::thread::Builder::new()
             .name(format!("tessera-build-{target}"))
             .spawn(move || {
-                let built = caught(host).and_then(|p| {
+                // The slot's lock is held while fetching: a canceller releasing the resources
+                // waits for it.
+                let fetched = {
+                    let slot = worker_slot.lock().unwrap_or_else(|e| e.into_inner());
+                    match slot.as_ref() {
+                        Some(r) => caught(|| fetch(r)),
+                        None => Err(Error::Internal("cancelled".into())),
+                    }
+                };
+                {
+                    let mut st = worker.lock();
+                    if matches!(*st, State::Cancelled) {
+                        return;
+                    }
+                    *st = State::Host;
+                }
+                let built = fetched.and_then(|f| caught(move || host(f))).and_then(|p| {
                     if let Some(g) = gate {
                         let _ = g.recv();
                     }
@@ -180,6 +215,16 @@ impl<M: Send + 'static> Background<M> {
     }
 }
 
+/// The three phases of a background build (see [`Background::spawn`]).
+pub(super) struct Phases<F, H, D> {
+    /// Fetches what the host half reads (may call CUDA).
+    pub(super) fetch: F,
+    /// Builds the format on the host (no CUDA call).
+    pub(super) host: H,
+    /// Uploads it (CUDA).
+    pub(super) device: D,
+}
+
 /// Runs `f`, turning a panic into an error (the worker must always publish an outcome).
 fn caught<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
@@ -206,7 +251,8 @@ impl<M> Drop for Background<M> {
         // A built form not swapped in is freed here, not by the worker's last reference.
         drop(old);
         // A worker still on the host makes no CUDA call after seeing Cancelled: leave it, and
-        // release here what its device half would have used. One on the device is waited for.
+        // release here what its device half would have used. One on the device is waited for;
+        // one fetching holds the resources' lock, which the release waits for.
         if let (true, Some(t)) = (on_device, self.thread.take()) {
             let _ = t.join();
         }
@@ -277,7 +323,7 @@ impl<M: Send + 'static> Forms<M> {
         };
         {
             let mut st = bg.shared.lock();
-            while matches!(*st, State::Host | State::Device) {
+            while matches!(*st, State::Fetch | State::Host | State::Device) {
                 st = bg
                     .shared
                     .changed
@@ -387,7 +433,7 @@ impl<M: Send + 'static> Forms<M> {
         };
         let target = bg.target;
         match &*bg.shared.lock() {
-            State::Host | State::Device => BackgroundStatus::Building(target),
+            State::Fetch | State::Host | State::Device => BackgroundStatus::Building(target),
             State::Ready { .. } => BackgroundStatus::Ready(target),
             State::Swapped { products, ms } => BackgroundStatus::Swapped {
                 target,

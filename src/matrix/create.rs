@@ -5,7 +5,7 @@
 use super::{trace, Matrix};
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{self, Stream};
-use crate::csr::{try_vec_touched, Csr, CsrParts};
+use crate::csr::{Csr, CsrParts};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
 use crate::methods;
@@ -27,7 +27,7 @@ pub(crate) const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
 pub enum CreatePath {
     /// On the host: `Csr::from_parts` and the statistics.
     Host,
-    /// On the device (CUDA backend): upload, the import kernels, a host copy alongside.
+    /// On the device (CUDA backend): upload, the import kernels; no host copy.
     Device,
 }
 
@@ -46,11 +46,11 @@ impl<T: Scalar> Matrix<T> {
     /// Validates and copies the caller's CSR arrays (see [`Csr::from_parts`]: the errors and
     /// their sentences are the same on every path).
     ///
-    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the arrays go to the device
-    /// as they are and are validated, converted and measured there (the kernels of
-    /// [`Matrix::from_device`]), kept for the first analyze, while other threads make tessera's
-    /// host copy from the caller's arrays without checks (the device's verdict decides whether
-    /// it is kept). Unsorted rows, or too little device memory, take the host path.
+    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the arrays go to
+    /// the device as they are and are validated, converted and measured there (the kernels of
+    /// [`Matrix::from_device`]), and the matrix is kept there: the host copy is downloaded only
+    /// when something reads it (a format built on the host, [`Matrix::csr`]). Unsorted rows,
+    /// or too little device memory, take the host path.
     /// `TESSERA_HOST_IMPORT=0` always takes it, `TESSERA_HOST_IMPORT=all` never (every size).
     pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
         let path = if host_import(parts.rows, parts.nnz) {
@@ -106,83 +106,65 @@ impl<T: Scalar> Matrix<T> {
             return Ok(None);
         }
         let t0 = Instant::now();
-        let (device, host, marks) = std::thread::scope(|scope| {
-            // tessera's host copy on other cores while this thread uploads and validates
-            let host = scope.spawn(|| {
-                let c = Csr::copy_validated(p, rows, cols);
-                (c, t0.elapsed())
-            });
-            let mut uploaded = t0.elapsed();
-            let device = (|| -> Result<Option<cuda::import::Imported>> {
-                let is64 = matches!(p.row_ptr, Indices::I64(_));
-                if is64 != matches!(p.col_ind, Indices::I64(_)) {
-                    return Err(Error::Internal(
-                        "row_ptr and col_ind of different widths".into(),
-                    ));
-                }
-                // New buffers: the staged uploads need no ordering with the handle's stream.
-                let upload = |ix: Indices<'_>, what: &str| match ix {
-                    Indices::I32(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
-                    Indices::I64(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
-                };
-                let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
-                let va = cuda::DeviceBuffer::from_slice(dev, Stream(0), p.values, "values")?;
-                uploaded = t0.elapsed();
-                let raw = cuda::import::DeviceCsr {
-                    rows,
-                    cols,
-                    nnz,
-                    row_ptr: rp.addr(),
-                    col_ind: ci.addr(),
-                    values: va.addr(),
-                    is64,
-                    base: p.base,
-                };
-                cuda::import::import(dev, handle.cuda_stream(), &raw, std::mem::size_of::<T>())
-            })();
-            let imported = t0.elapsed();
-            let (host, copied) = host.join().unwrap_or_else(|_| {
-                (
-                    Err(Error::Internal("the host copy thread panicked".into())),
-                    t0.elapsed(),
+        let is64 = matches!(p.row_ptr, Indices::I64(_));
+        if is64 != matches!(p.col_ind, Indices::I64(_)) {
+            return Err(Error::Internal(
+                "row_ptr and col_ind of different widths".into(),
+            ));
+        }
+        let device = (|| -> Result<Option<cuda::import::Imported>> {
+            // New buffers: the staged uploads need no ordering with the handle's stream.
+            let upload = |ix: Indices<'_>, what: &str| match ix {
+                Indices::I32(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
+                Indices::I64(s) => cuda::DeviceBuffer::from_slice(dev, Stream(0), s, what),
+            };
+            let (rp, ci) = (upload(p.row_ptr, "row_ptr")?, upload(p.col_ind, "col_ind")?);
+            let va = cuda::DeviceBuffer::from_slice(dev, Stream(0), p.values, "values")?;
+            let uploaded = t0.elapsed();
+            let raw = cuda::import::DeviceCsr {
+                rows,
+                cols,
+                nnz,
+                row_ptr: rp.addr(),
+                col_ind: ci.addr(),
+                values: va.addr(),
+                is64,
+                base: p.base,
+            };
+            let imp =
+                cuda::import::import(dev, handle.cuda_stream(), &raw, std::mem::size_of::<T>());
+            trace(|| {
+                format!(
+                    "create {rows} x {cols}, nnz {nnz} from host arrays on the device: upload {:.2} ms, import kernels {:.2} ms; no host copy",
+                    uploaded.as_secs_f64() * 1e3,
+                    (t0.elapsed() - uploaded).as_secs_f64() * 1e3
                 )
             });
-            (device, host, [uploaded, imported, copied])
-        });
-        trace(|| {
-            let [u, i, c] = marks.map(|d| d.as_secs_f64() * 1e3);
-            format!(
-                "create {rows} x {cols}, nnz {nnz} from host arrays on the device: upload {u:.2} ms, import kernels {:.2} ms; host copy alongside {c:.2} ms; total {:.2} ms",
-                i - u,
-                t0.elapsed().as_secs_f64() * 1e3
-            )
-        });
+            imp
+        })();
         match device {
-            Ok(Some(imp)) => Self::from_import(handle, dev, imp, host?).map(Some),
+            Ok(Some(imp)) => Self::from_import(handle, dev, imp).map(Some),
             Ok(None) | Err(Error::AllocFailed(_)) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// A matrix whose arrays the import kernels accepted (`imp`), with tessera's host copy of
-    /// them: the device copy is kept for the first analyze.
+    /// A matrix whose arrays the import kernels accepted (`imp`), kept on the device only: its
+    /// host copy is made when something reads it (`Matrix::host_csr`).
     fn from_import(
         handle: &Handle,
         dev: &Arc<cuda::Device>,
         imp: cuda::import::Imported,
-        host: Csr<T>,
     ) -> Result<Self> {
         let stats = imp.stats;
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
         let gpu = GpuCsr::from_imported(dev, imp, transpose)?;
-        let mut m = Self::from_parts_unchecked(handle, host, stats);
-        m.imported = Some(gpu);
-        Ok(m)
+        Ok(Self::with_copies(handle, None, Some(Arc::new(gpu)), stats))
     }
 
     /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
-    /// tessera's int32 base-0 CSR and measured (row statistics) on the device, kept there for
-    /// the first analyze, and copied once to the host for tessera's host copy. `Ok(None)` when
+    /// tessera's int32 base-0 CSR and measured (row statistics) on the device, and kept there:
+    /// the host copy is downloaded only when something reads it. `Ok(None)` when
     /// some row's columns are not sorted: the caller then takes the host path
     /// ([`Matrix::new`] on host copies of the arrays), which sorts them.
     pub fn from_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
@@ -196,21 +178,14 @@ impl<T: Scalar> Matrix<T> {
         let Some(imp) = cuda::import::import(dev, stream, p, std::mem::size_of::<T>())? else {
             return Ok(None);
         };
-        let imported = t0.elapsed();
-        let (rows, cols, nnz) = (p.rows, p.cols, p.nnz);
-        let mut row_ptr = try_vec_touched(rows + 1, 0i32, "row_ptr")?;
-        let mut col_ind = try_vec_touched(nnz, 0i32, "col_ind")?;
-        let mut values = try_vec_touched(nnz, T::ZERO, "values")?;
-        cuda::copy_to_host(dev, stream, imp.row_ptr.addr(), &mut row_ptr)?;
-        cuda::copy_to_host(dev, stream, imp.col_ind.addr(), &mut col_ind)?;
-        cuda::copy_to_host(dev, stream, imp.values.addr(), &mut values)?;
-        let host = Csr::from_sorted(rows, cols, row_ptr, col_ind, values);
-        let m = Self::from_import(handle, dev, imp, host)?;
+        let m = Self::from_import(handle, dev, imp)?;
         trace(|| {
             format!(
-                "create {rows} x {cols}, nnz {nnz} from device arrays: import kernels {:.2} ms, host copy (download) {:.2} ms",
-                imported.as_secs_f64() * 1e3,
-                (t0.elapsed() - imported).as_secs_f64() * 1e3
+                "create {} x {}, nnz {} from device arrays: import kernels {:.2} ms; no host copy",
+                p.rows,
+                p.cols,
+                p.nnz,
+                t0.elapsed().as_secs_f64() * 1e3
             )
         });
         Ok(Some(m))

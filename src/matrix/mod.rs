@@ -17,7 +17,7 @@ use crate::methods::{self, GpuMethod, HostMethod, Request};
 use crate::scalar::Scalar;
 use crate::select;
 use crate::types::{Algorithm, BackendKind, Operation, Tuning, ValueType};
-use background::{Background, Forms};
+use background::{Background, Forms, Phases};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,8 +72,14 @@ struct Gpu<T: Scalar> {
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).
 #[derive(Debug)]
 pub struct Matrix<T: Scalar> {
-    /// Shared with a background build's worker while it reads it; update_values copies it then.
-    csr: Arc<Csr<T>>,
+    /// tessera's CSR on the host. Absent while the matrix lives on the device only (the device
+    /// create paths), until something reads it ([`Matrix::csr`], a format built on the host,
+    /// AUTO's timing): see `host_csr`. Shared with a background build's worker while it reads
+    /// it; update_values copies it then.
+    csr: Option<Arc<Csr<T>>>,
+    /// The CSR on the device (CUDA backend): made at create by the device paths, or by the
+    /// first analyze; later analyses and value updates reuse it.
+    dcsr: Option<Arc<GpuCsr<T>>>,
     stats: RowStats,
     backend: BackendKind,
     device: i32,
@@ -82,7 +88,8 @@ pub struct Matrix<T: Scalar> {
     host: Option<Forms<Box<dyn HostMethod<T>>>>,
     /// The method and the CSR on the device (CUDA backend, after analyze).
     gpu: Option<Gpu<T>>,
-    /// True after update_values from device memory: the device holds newer values than `csr`.
+    /// True after update_values from device memory while `csr` is present: the device holds
+    /// newer values than it.
     host_values_stale: bool,
     /// Why the last update_values failed part way on the device (the CSR and the method's own
     /// value arrays may then disagree): products refuse to run, rather than return a wrong y
@@ -91,9 +98,6 @@ pub struct Matrix<T: Scalar> {
     /// Counts value updates: a form built in the background from older values is refreshed
     /// before it is swapped in.
     values_gen: u64,
-    /// The device copy made by [`Matrix::from_device`], taken by the first analyze instead of
-    /// an upload (dropped if the values change before).
-    imported: Option<GpuCsr<T>>,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -104,8 +108,18 @@ impl<T: Scalar> Matrix<T> {
     }
 
     fn from_parts_unchecked(handle: &Handle, csr: Csr<T>, stats: RowStats) -> Self {
+        Self::with_copies(handle, Some(Arc::new(csr)), None, stats)
+    }
+
+    fn with_copies(
+        handle: &Handle,
+        csr: Option<Arc<Csr<T>>>,
+        dcsr: Option<Arc<GpuCsr<T>>>,
+        stats: RowStats,
+    ) -> Self {
         Matrix {
-            csr: Arc::new(csr),
+            csr,
+            dcsr,
             stats,
             backend: handle.backend(),
             device: handle.device(),
@@ -115,7 +129,6 @@ impl<T: Scalar> Matrix<T> {
             host_values_stale: false,
             values_failed: None,
             values_gen: 0,
-            imported: None,
         }
     }
 
@@ -129,11 +142,42 @@ impl<T: Scalar> Matrix<T> {
         Ok(())
     }
 
-    /// The matrix in tessera's CSR (sorted columns, base 0). After
-    /// [`Matrix::update_values_device`] its values are those of the last analyze or host update
-    /// until [`Matrix::sync_host_values`] (or the next analyze) fetches the device's.
-    pub fn csr(&self) -> &Csr<T> {
-        &self.csr
+    /// The matrix in tessera's CSR (sorted columns, base 0), with its current values. A matrix
+    /// kept on the device only is downloaded first (and keeps the host copy); after
+    /// [`Matrix::update_values_device`] the device's values are fetched (both wait for the
+    /// handle's stream).
+    pub fn csr(&mut self, handle: &Handle) -> Result<Arc<Csr<T>>> {
+        self.check_handle(handle)?;
+        self.host_csr(handle)
+    }
+
+    /// Whether the matrix holds its host copy now (tests: the device create paths make none).
+    #[doc(hidden)]
+    pub fn has_host_copy(&self) -> bool {
+        self.csr.is_some()
+    }
+
+    /// The host CSR, made when missing: a matrix the device create paths made lives on the
+    /// device only until a reader needs the host copy; this downloads it then.
+    fn host_csr(&mut self, handle: &Handle) -> Result<Arc<Csr<T>>> {
+        self.sync_host_values(handle)?;
+        if let Some(c) = &self.csr {
+            return Ok(c.clone());
+        }
+        let d = self.dcsr.as_ref().ok_or_else(|| {
+            Error::Internal("a matrix with neither a host nor a device CSR".into())
+        })?;
+        let t0 = Instant::now();
+        let c = Arc::new(d.download(handle.cuda_stream())?);
+        trace(|| {
+            format!(
+                "host copy of {} entries downloaded in {:.2} ms",
+                c.nnz(),
+                t0.elapsed().as_secs_f64() * 1e3
+            )
+        });
+        self.csr = Some(c.clone());
+        Ok(c)
     }
 
     /// Row statistics.
@@ -201,7 +245,25 @@ impl<T: Scalar> Matrix<T> {
     ) -> Result<()> {
         let start = Instant::now();
         let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
-        self.sync_host_values(handle)?;
+        let timed = alg == Algorithm::Auto
+            && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
+            && self.stats.nnz > 0;
+        // A matrix kept on the device stays there for CSR_VECTOR and HOLA: the host copy is
+        // made for the methods that read it, and by a background build's worker for itself.
+        if handle.cuda().is_none() || timed || methods::needs_host_csr(algorithm, tuning) {
+            self.host_csr(handle)?;
+        } else {
+            self.sync_host_values(handle)?;
+        }
+        if let Some(why) = &self.values_failed {
+            if self.csr.is_none() {
+                return Err(Error::ExecutionFailed(format!(
+                    "the matrix's last update_values failed part way ({why}) and it has no host copy to restore its values from; call update_values again"
+                )));
+            }
+            // The device CSR may hold half-written values: uploaded again from the host copy.
+            self.dcsr = None;
+        }
         // The old analysis goes first, so that its memory can be reused; if this analysis
         // fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
         self.analysis = None;
@@ -209,8 +271,9 @@ impl<T: Scalar> Matrix<T> {
         self.gpu = None;
         self.values_failed = None;
         let deterministic = handle.deterministic();
+        let host_csr = self.csr.clone();
         let req = Request {
-            csr: &self.csr,
+            host: host_csr.as_deref(),
             stats: &self.stats,
             tuning,
             deterministic,
@@ -219,11 +282,25 @@ impl<T: Scalar> Matrix<T> {
         let mut auto_note = String::new();
         if let Some(dev) = handle.cuda() {
             let stream = handle.cuda_stream();
-            let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
-            let csr = Arc::new(match self.imported.take() {
-                Some(imported) => imported,
-                None => GpuCsr::upload(dev, stream, &self.csr, transpose)?,
-            });
+            let csr = match (&self.dcsr, &host_csr) {
+                (Some(d), _) => d.clone(),
+                (None, Some(c)) => {
+                    let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
+                    let d = Arc::new(GpuCsr::upload(dev, stream, c, transpose)?);
+                    self.dcsr = Some(d.clone());
+                    d
+                }
+                (None, None) => {
+                    return Err(Error::Internal(
+                        "a matrix with neither a host nor a device CSR".into(),
+                    ))
+                }
+            };
+            if host_csr.is_none() && later.is_some() {
+                // The worker downloads the host copy on a stream of its own: what the handle's
+                // stream still writes into the device CSR lands first.
+                handle.synchronize()?;
+            }
             // The worker starts first: its host half runs while the light method is set up.
             let bg = match later {
                 Some((target, gate)) => {
@@ -231,9 +308,6 @@ impl<T: Scalar> Matrix<T> {
                 }
                 None => None,
             };
-            let timed = alg == Algorithm::Auto
-                && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
-                && self.csr.nnz() > 0;
             let method = if timed {
                 let (a, m, note) = select::by_timing(dev, stream, &csr, &req)?;
                 algorithm = a;
@@ -249,24 +323,27 @@ impl<T: Scalar> Matrix<T> {
             }
             self.gpu = Some(Gpu { forms, csr });
         } else {
-            let bg = match later {
-                Some((target, gate)) => {
-                    let (csr, stats) = (self.csr.clone(), self.stats);
+            let bg = match (later, host_csr.clone()) {
+                (Some((target, gate)), Some(csr)) => {
+                    let stats = self.stats;
                     Some(Background::spawn(
                         target,
                         self.values_gen,
-                        move || {
-                            methods::prepare_host(
-                                target,
-                                &Request::fixed_rule(&csr, &stats, deterministic),
-                            )
+                        Phases {
+                            fetch: move |_: &()| Ok(csr),
+                            host: move |csr: Arc<Csr<T>>| {
+                                methods::prepare_host(
+                                    target,
+                                    &Request::fixed_rule(&csr, &stats, deterministic),
+                                )
+                            },
+                            device: |m, ()| Ok(m),
                         },
                         (),
-                        |m, ()| Ok(m),
                         gate,
                     )?)
                 }
-                None => None,
+                _ => None,
             };
             let mut forms = Forms::new(algorithm, methods::prepare_host(algorithm, &req)?);
             if let Some(bg) = bg {
@@ -301,22 +378,28 @@ impl<T: Scalar> Matrix<T> {
             /// A method built in one step: the CSR, for `prepare_gpu` in the device half.
             Whole(Arc<Csr<T>>, RowStats),
         }
-        let (csr, stats) = (self.csr.clone(), self.stats);
+        type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
+        let (present, stats) = (self.csr.clone(), self.stats);
         let sm = dev.sm_count();
-        Background::spawn(
-            target,
-            self.values_gen,
-            move || {
+        let phases = Phases {
+            // A matrix kept on the device: its host copy, downloaded here rather than on the
+            // caller's first product.
+            fetch: move |(dev, gcsr): &Resources<T>| match present {
+                Some(csr) => Ok(csr),
+                None => {
+                    cuda::relax_capture_mode()?;
+                    let own = OwnedStream::new(dev)?;
+                    Ok(Arc::new(gcsr.download(own.stream())?))
+                }
+            },
+            host: move |csr: Arc<Csr<T>>| {
                 let req = Request::fixed_rule(&csr, &stats, deterministic);
                 Ok(match methods::build_on_host(target, sm, &req) {
                     Some(built) => HostHalf::Built(built?),
                     None => HostHalf::Whole(csr, stats),
                 })
             },
-            // Device handles pass to the worker only for its device half: a build cancelled
-            // before it never frees device memory on the worker.
-            (dev.clone(), gcsr.clone()),
-            move |half, (dev, gcsr)| {
+            device: move |half, (dev, gcsr): Resources<T>| {
                 cuda::relax_capture_mode()?;
                 let own = OwnedStream::new(&dev)?;
                 let method = match half {
@@ -329,6 +412,14 @@ impl<T: Scalar> Matrix<T> {
                 own.synchronize()?;
                 Ok(method)
             },
+        };
+        // Device handles pass to the worker's host half never: a build cancelled before its
+        // device half never frees device memory on the worker.
+        Background::spawn(
+            target,
+            self.values_gen,
+            phases,
+            (dev.clone(), gcsr.clone()),
             gate,
         )
     }
@@ -345,9 +436,9 @@ impl<T: Scalar> Matrix<T> {
                 m.refresh_values(&gpu.csr, stream).map(|_| true)
             });
         }
-        if let Some(host) = &self.host {
+        if let (Some(host), Some(csr)) = (&self.host, &self.csr) {
             host.finish(self.values_gen, |m| {
-                m.update_values(&self.csr);
+                m.update_values(csr);
                 Ok(true)
             });
         }
@@ -355,14 +446,12 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// On the CUDA backend after [`Matrix::update_values_device`]: copies the device's values
-    /// back into [`Matrix::csr`] (waits for the handle's stream). Otherwise a no-op.
+    /// back into the host copy, if the matrix has one (waits for the handle's stream).
+    /// Otherwise a no-op.
     pub fn sync_host_values(&mut self, handle: &Handle) -> Result<()> {
         self.check_handle(handle)?;
-        if let (true, Some(gpu)) = (self.host_values_stale, &self.gpu) {
-            gpu.csr.download_values(
-                handle.cuda_stream(),
-                Arc::make_mut(&mut self.csr).values_mut(),
-            )?;
+        if let (true, Some(d), Some(c)) = (self.host_values_stale, &self.dcsr, &mut self.csr) {
+            d.download_values(handle.cuda_stream(), Arc::make_mut(c).values_mut())?;
         }
         self.host_values_stale = false;
         Ok(())
@@ -399,8 +488,8 @@ impl<T: Scalar> Matrix<T> {
     /// Lengths of x and y for `op`.
     pub fn vector_lengths(&self, op: Operation) -> (usize, usize) {
         match op {
-            Operation::NonTranspose => (self.csr.cols(), self.csr.rows()),
-            Operation::Transpose => (self.csr.rows(), self.csr.cols()),
+            Operation::NonTranspose => (self.stats.cols, self.stats.rows),
+            Operation::Transpose => (self.stats.rows, self.stats.cols),
         }
     }
 
@@ -422,8 +511,8 @@ impl<T: Scalar> Matrix<T> {
         if x.len() != xl || y.len() != yl {
             return Err(Error::InvalidSize(format!(
                 "for {op} of a {} x {} matrix x needs {xl} entries and y {yl}, got {} and {}",
-                self.csr.rows(),
-                self.csr.cols(),
+                self.stats.rows,
+                self.stats.cols,
                 x.len(),
                 y.len()
             )));
@@ -445,17 +534,19 @@ impl<T: Scalar> Matrix<T> {
             }
             return Ok(());
         }
-        let forms = self.host.as_ref().ok_or_else(|| {
-            Error::Internal("a host matrix was analyzed but has no host method".into())
-        })?;
+        let (Some(forms), Some(csr)) = (&self.host, &self.csr) else {
+            return Err(Error::Internal(
+                "a host matrix was analyzed but has no host method or CSR".into(),
+            ));
+        };
         forms.poll(self.values_gen, |m| {
-            m.update_values(&self.csr);
+            m.update_values(csr);
             Ok(true)
         });
         let running = forms.running();
         match op {
-            Operation::NonTranspose => running.method.spmv(&self.csr, alpha, x, beta, y),
-            Operation::Transpose => running.method.spmv_transpose(&self.csr, alpha, x, beta, y),
+            Operation::NonTranspose => running.method.spmv(csr, alpha, x, beta, y),
+            Operation::Transpose => running.method.spmv_transpose(csr, alpha, x, beta, y),
         }
         Ok(())
     }
@@ -523,24 +614,33 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// New values for the same pattern, in the caller's original entry order; no re-analysis.
-    /// On the CUDA backend the device copy is updated too (and this waits for the upload).
+    /// On the CUDA backend the device copy is updated too (and this waits for the upload); a
+    /// matrix kept on the device only takes them there alone.
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
-        Arc::make_mut(&mut self.csr).set_values_from_input(values)?;
-        self.values_gen += 1;
-        self.imported = None;
-        self.host_values_stale = false;
-        if let Some(forms) = &mut self.host {
-            forms.each_mut().for_each(|m| m.update_values(&self.csr));
+        match &mut self.csr {
+            Some(c) => Arc::make_mut(c).set_values_from_input(values)?,
+            None => crate::csr::check_values_len(values.len(), self.stats.nnz)?,
         }
-        if let Some(gpu) = &mut self.gpu {
+        self.values_gen += 1;
+        self.host_values_stale = false;
+        if let (Some(forms), Some(csr)) = (&mut self.host, &self.csr) {
+            forms.each_mut().for_each(|m| m.update_values(csr));
+        }
+        if let Some(dcsr) = &self.dcsr {
             let stream = handle.cuda_stream();
-            let csr = &gpu.csr;
-            let done = csr.upload_values(stream, self.csr.values()).and_then(|_| {
-                gpu.forms
-                    .each_mut()
-                    .try_for_each(|m| m.refresh_values(csr, stream))
-            });
+            // Without a host copy the matrix came from sorted arrays: the caller's entry order
+            // is the CSR order.
+            let csr_values = self.csr.as_ref().map_or(values, |c| c.values());
+            let done = dcsr
+                .upload_values(stream, csr_values)
+                .and_then(|_| match &mut self.gpu {
+                    Some(gpu) => gpu
+                        .forms
+                        .each_mut()
+                        .try_for_each(|m| m.refresh_values(dcsr, stream)),
+                    None => Ok(()),
+                });
             self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
             done?;
         }
@@ -549,8 +649,9 @@ impl<T: Scalar> Matrix<T> {
 
     /// New values from device-accessible memory at device address `values` (nnz values, the
     /// caller's original entry order), on the CUDA backend: the value-map scatter kernel runs
-    /// on the handle's stream, asynchronously. Before analyze the values are copied to the
-    /// host copy instead (waiting for the stream).
+    /// on the handle's stream, asynchronously. A matrix with no device CSR yet (created from
+    /// host arrays, not analyzed) takes them into its host copy instead (waiting for the
+    /// stream).
     pub fn update_values_device(&mut self, handle: &Handle, values: u64) -> Result<()> {
         self.check_handle(handle)?;
         let Some(dev) = handle.cuda() else {
@@ -559,29 +660,35 @@ impl<T: Scalar> Matrix<T> {
                     .into(),
             ));
         };
-        let nnz = self.csr.nnz();
+        let nnz = self.stats.nnz;
         cuda::check_device_accessible(dev, values, nnz * std::mem::size_of::<T>(), "values")?;
-        match &mut self.gpu {
-            Some(gpu) => {
+        match (&self.dcsr, &mut self.csr) {
+            (Some(dcsr), _) => {
                 let stream = handle.cuda_stream();
                 // A failed scatter queued nothing: the matrix keeps its previous values.
-                gpu.csr.scatter_from_device(stream, values)?;
+                dcsr.scatter_from_device(stream, values)?;
                 self.values_gen += 1;
-                self.host_values_stale = true;
-                let csr = &gpu.csr;
-                let done = gpu
-                    .forms
-                    .each_mut()
-                    .try_for_each(|m| m.refresh_values(csr, stream));
+                self.host_values_stale = self.csr.is_some();
+                let done = match &mut self.gpu {
+                    Some(gpu) => gpu
+                        .forms
+                        .each_mut()
+                        .try_for_each(|m| m.refresh_values(dcsr, stream)),
+                    None => Ok(()),
+                };
                 self.values_failed = done.as_ref().err().map(|e| e.detail().to_string());
                 done?;
             }
-            None => {
+            (None, Some(c)) => {
                 let mut v = crate::csr::try_vec_filled(nnz, T::ZERO, "values")?;
                 cuda::copy_to_host(dev, handle.cuda_stream(), values, &mut v)?;
-                Arc::make_mut(&mut self.csr).set_values_from_input(&v)?;
+                Arc::make_mut(c).set_values_from_input(&v)?;
                 self.values_gen += 1;
-                self.imported = None;
+            }
+            (None, None) => {
+                return Err(Error::Internal(
+                    "a matrix with neither a host nor a device CSR".into(),
+                ))
             }
         }
         Ok(())
@@ -610,7 +717,8 @@ impl<T: Scalar> Matrix<T> {
                     let r = h.running();
                     (
                         r.algorithm,
-                        (self.csr.bytes() + h.total(|m| m.extra_bytes())) as u64,
+                        (self.csr.as_ref().map_or(0, |c| c.bytes()) + h.total(|m| m.extra_bytes()))
+                            as u64,
                         r.method.deterministic(),
                         format!(
                             "{}{}",
@@ -623,11 +731,10 @@ impl<T: Scalar> Matrix<T> {
                 (None, None) => (
                     Algorithm::Auto,
                     match self.backend {
-                        BackendKind::Cuda => self
-                            .imported
-                            .as_ref()
-                            .map_or(0, |g| g.device_bytes() as u64),
-                        _ => self.csr.bytes() as u64,
+                        BackendKind::Cuda => {
+                            self.dcsr.as_ref().map_or(0, |g| g.device_bytes() as u64)
+                        }
+                        _ => self.csr.as_ref().map_or(0, |c| c.bytes() as u64),
                     },
                     true,
                     "not analyzed".to_string(),
@@ -651,9 +758,9 @@ impl<T: Scalar> Matrix<T> {
         };
         MatrixInfo {
             algorithm,
-            rows: self.csr.rows(),
-            cols: self.csr.cols(),
-            nnz: self.csr.nnz(),
+            rows: self.stats.rows,
+            cols: self.stats.cols,
+            nnz: self.stats.nnz,
             device_bytes,
             analysis_ms: a.map_or(0.0, |a| a.analysis_ms),
             deterministic,

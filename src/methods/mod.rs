@@ -32,8 +32,9 @@ use std::sync::Arc;
 /// What analyze hands a method: the matrix and how to choose parameters.
 #[derive(Debug, Clone, Copy)]
 pub struct Request<'a, T> {
-    /// tessera's CSR of the matrix (sorted columns, base 0).
-    pub csr: &'a Csr<T>,
+    /// tessera's CSR of the matrix on the host (sorted columns, base 0): absent when the matrix
+    /// lives on the device only and the method does not read it ([`needs_host_csr`]).
+    pub host: Option<&'a Csr<T>>,
     /// Its row statistics.
     pub stats: &'a RowStats,
     /// NONE: the method's fixed rule; QUICK/EXHAUSTIVE: time candidates (GPU only); ONLINE:
@@ -48,11 +49,32 @@ impl<'a, T> Request<'a, T> {
     /// The request of a method's fixed rule (TUNING_NONE): what AUTO's background build asks.
     pub fn fixed_rule(csr: &'a Csr<T>, stats: &'a RowStats, deterministic: bool) -> Self {
         Request {
-            csr,
+            host: Some(csr),
             stats,
             tuning: Tuning::None,
             deterministic,
         }
+    }
+
+    /// The host CSR; an internal error when analyze did not provide it although the method
+    /// reads it (see [`needs_host_csr`]).
+    pub fn csr(&self) -> Result<&'a Csr<T>> {
+        self.host.ok_or_else(|| {
+            Error::Internal("a method read the host CSR of a matrix kept on the device only".into())
+        })
+    }
+}
+
+/// Whether analyze must hand `alg` (CUDA backend, `tuning`) tessera's host CSR: every format
+/// built on the host (BRC, TILE, BCCOO) and AUTO's timing of candidates do; CSR_VECTOR and
+/// HOLA run over the device CSR alone. A matrix created from device arrays (or, above
+/// `HOST_IMPORT_MIN_SIZE`, from host arrays) keeps its CSR on the device until one of them
+/// asks.
+pub fn needs_host_csr(alg: Algorithm, tuning: Tuning) -> bool {
+    match alg {
+        Algorithm::CsrVector | Algorithm::Hola => false,
+        Algorithm::Auto => matches!(tuning, Tuning::Quick | Tuning::Exhaustive),
+        _ => true,
     }
 }
 

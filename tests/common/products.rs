@@ -68,7 +68,7 @@ pub fn check_typed<T: Scalar>(
     let mut m = Matrix::from_csr(h, a64.convert::<T>());
     m.analyze(h, alg, tuning).unwrap();
     // The oracle multiplies the same rounded values the method sees.
-    let a = m.csr().convert::<f64>();
+    let a = m.csr(h).unwrap().convert::<f64>();
     for op in [Operation::NonTranspose, Operation::Transpose] {
         let (xl, yl) = m.vector_lengths(op);
         let x: Vec<T> = x_for(xl, 3).into_iter().map(T::from_f64).collect();

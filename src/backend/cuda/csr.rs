@@ -310,6 +310,26 @@ impl<T: Scalar> GpuCsr<T> {
         super::upload_staged(&self.dev, csr_values, self.values.addr())
     }
 
+    /// The whole CSR copied to the host (waits for work on `stream`): tessera's host copy of a
+    /// matrix that was kept on the device. Only for a CSR without a value map (the imported
+    /// ones): the host copy then maps the caller's entries to themselves too.
+    pub fn download(&self, stream: Stream) -> Result<Csr<T>> {
+        if self.slot.is_some() {
+            return Err(Error::Internal(
+                "a CSR with a value map is never kept on the device alone".into(),
+            ));
+        }
+        let mut row_ptr = crate::csr::try_vec_touched(self.rows + 1, 0i32, "row_ptr")?;
+        let mut col_ind = crate::csr::try_vec_touched(self.nnz, 0i32, "col_ind")?;
+        let mut values = crate::csr::try_vec_touched(self.nnz, T::ZERO, "values")?;
+        super::copy_to_host(&self.dev, stream, self.row_ptr.addr(), &mut row_ptr)?;
+        super::copy_to_host(&self.dev, stream, self.col_ind.addr(), &mut col_ind)?;
+        super::copy_to_host(&self.dev, stream, self.values.addr(), &mut values)?;
+        Ok(Csr::from_sorted(
+            self.rows, self.cols, row_ptr, col_ind, values,
+        ))
+    }
+
     /// The device's values in CSR order (waits for work on `stream`).
     pub fn download_values(&self, stream: Stream, dst: &mut [T]) -> Result<()> {
         if dst.len() != self.nnz {

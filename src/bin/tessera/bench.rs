@@ -33,7 +33,7 @@ fn run_one<T: Scalar>(
     let mut m = Matrix::from_csr(&s.handle, csr);
     m.analyze(&s.handle, alg, s.tuning)?;
     let info = m.info();
-    let (x, want, _) = e2e::inputs(m.csr());
+    let (x, want, _) = e2e::inputs(&*m.csr(&s.handle)?);
     if let Some(dev) = s.handle.cuda() {
         return run_one_gpu(s, dev, m, &x, &want, time_batches);
     }

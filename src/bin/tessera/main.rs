@@ -378,7 +378,7 @@ fn verify_typed<T: Scalar>(
 ) -> Result<(f64, f64), tessera::Error> {
     let mut m = Matrix::from_csr(&s.handle, a64.convert::<T>());
     m.analyze(&s.handle, alg, s.tuning)?;
-    let a = m.csr().convert::<f64>();
+    let a = m.csr(&s.handle)?.convert::<f64>();
     let mut worst = 0.0f64;
     for op in [Operation::NonTranspose, Operation::Transpose] {
         let (xl, yl) = m.vector_lengths(op);

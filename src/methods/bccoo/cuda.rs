@@ -371,7 +371,7 @@ impl<T: Scalar> BccooGpu<T> {
         _csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
-        let (csr_host, tuning) = (req.csr, req.tuning);
+        let (csr_host, tuning) = (req.csr()?, req.tuning);
         let facts = format::facts(csr_host);
         let fixed = params::fixed_rule(&facts, dev.sm_count());
         let (p, how) = match tuning {

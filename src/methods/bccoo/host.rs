@@ -23,8 +23,8 @@ impl<T: Scalar> BccooHost<T> {
     /// Builds the format with the fixed rule's parameters for the paper-sized device the host
     /// backend stands for (timing needs a GPU).
     pub fn new(req: &Request<'_, T>) -> Result<Self> {
-        let p = params::fixed_rule(&format::facts(req.csr), HOST_SM_COUNT);
-        let format = format::build(req.csr, &p.format, p.wg as usize)?;
+        let p = params::fixed_rule(&format::facts(req.csr()?), HOST_SM_COUNT);
+        let format = format::build(req.csr()?, &p.format, p.wg as usize)?;
         let info = format.wg_info(p.wg as usize);
         let mut text = format!(
             "{p} (fixed rule for {HOST_SM_COUNT} SMs); {}",

@@ -312,7 +312,7 @@ impl<T: Scalar> std::fmt::Debug for BrcGpu<T> {
 /// The format with parameters `p`, in the variant `req` asks for (host only).
 fn build_format<T: Scalar>(req: &Request<'_, T>, p: Params) -> Result<Brc<T>> {
     format::build(
-        req.csr,
+        req.csr()?,
         p.b1 as usize,
         p.b2 as usize,
         p.ell_width as usize,
@@ -380,14 +380,14 @@ impl<T: Scalar> BrcGpu<T> {
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
         let sm = dev.sm_count();
-        let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
+        let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, sm);
         let (params, on, how) = match req.tuning {
             Tuning::None => {
                 return Box::new(Self::build_on_host(sm, req)?).upload_with(kernels, dev, stream)
             }
             Tuning::Quick | Tuning::Exhaustive | Tuning::Online => {
                 let cands = params::candidates(
-                    req.csr.row_ptr(),
+                    req.csr()?.row_ptr(),
                     req.stats,
                     sm,
                     req.tuning == Tuning::Exhaustive,
@@ -415,7 +415,7 @@ impl<T: Scalar> BrcGpu<T> {
     /// The host half of [`BrcGpu::prepare`] with TUNING_NONE on a device of `sm` SMs: the
     /// fixed rule and the format, no CUDA call.
     pub fn build_on_host(sm: u32, req: &Request<'_, T>) -> Result<BrcOnHost<T>> {
-        let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, sm);
+        let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, sm);
         let p = rule.params;
         Ok(BrcOnHost {
             f: build_format(req, p)?,

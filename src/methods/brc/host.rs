@@ -31,7 +31,7 @@ impl<T: Scalar> BrcHost<T> {
     /// The fixed rule (for the paper's 14 SMs where the SM count matters: `rep`), the format in
     /// the requested variant.
     pub fn new(req: &Request<'_, T>) -> Result<Self> {
-        let rule = params::fixed_rule(req.csr.row_ptr(), req.stats, HOST_SM_COUNT);
+        let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, HOST_SM_COUNT);
         Self::with_params(req, rule.params, &rule.why)
     }
 
@@ -43,7 +43,7 @@ impl<T: Scalar> BrcHost<T> {
             )));
         }
         let format = format::build(
-            req.csr,
+            req.csr()?,
             p.b1 as usize,
             p.b2 as usize,
             p.ell_width as usize,

@@ -19,7 +19,7 @@ impl HolaHost {
     /// The fixed rule's layout and its row starts (Alg. 2 on the host).
     pub fn new<T: Scalar>(req: &Request<'_, T>) -> crate::error::Result<Self> {
         let p = params::fixed_rule(req.stats);
-        let starts = format::row_starts(req.csr.row_ptr(), p.npb());
+        let starts = format::row_starts(req.csr()?.row_ptr(), p.npb());
         let mut text = format!("{p} blocks={} (fixed rule, 3.1)", starts.len() - 1);
         if req.tuning != Tuning::None {
             text.push_str(&format!(

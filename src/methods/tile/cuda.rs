@@ -91,7 +91,7 @@ impl<T: Scalar> OnDevice<T> {
                     crate::methods::transpose::gpu_launch(&stats, dev.sm_count()),
                 )?;
                 let req = Request {
-                    csr: &d.csr,
+                    host: Some(&d.csr),
                     stats: &stats,
                     tuning: Tuning::None,
                     deterministic: false,
@@ -278,7 +278,7 @@ fn fixed_rule_on_host<T: Scalar>(
     fixed: TileParams,
     mut why: String,
 ) -> Result<TileOnHost<T>> {
-    let mut f = format::build(req.csr, &fixed)?;
+    let mut f = format::build(req.csr()?, &fixed)?;
     let items = f.item_row.len();
     if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, f.split_rows.len(), sm)
     {
@@ -286,7 +286,7 @@ fn fixed_rule_on_host<T: Scalar>(
             tbalance: params::SMALL_GRID_TBALANCE,
             ..fixed
         };
-        f = format::build(req.csr, &p)?;
+        f = format::build(req.csr()?, &p)?;
         why.push_str(&format!(
             "; tbalance {}: {items} warps at {} fill under half of {} SMs x {}",
             p.tbalance,
@@ -319,7 +319,7 @@ fn build_and_upload<T: Scalar>(
     req: &Request<'_, T>,
     p: TileParams,
 ) -> Result<OnDevice<T>> {
-    let f = format::build(req.csr, &p)?;
+    let f = format::build(req.csr()?, &p)?;
     OnDevice::upload(dev, stream, &f)
 }
 
@@ -333,7 +333,7 @@ impl<T: Scalar> TileGpu<T> {
         req: &Request<'_, T>,
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
-        let (fixed, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
+        let (fixed, why) = params::fixed_rule(req.csr()?.nnz(), req.deterministic);
         // describe(): parameters and how they were chosen first, then the census (Figure 7),
         // then the timings (info.params keeps the first 255 bytes).
         let (on, how, detail) = match req.tuning {
@@ -370,7 +370,7 @@ impl<T: Scalar> TileGpu<T> {
     /// The host half of [`TileGpu::prepare`] with TUNING_NONE on a device of `sm` SMs: the
     /// fixed rule and the format, no CUDA call.
     pub fn build_on_host(sm: u32, req: &Request<'_, T>) -> Result<TileOnHost<T>> {
-        let (fixed, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
+        let (fixed, why) = params::fixed_rule(req.csr()?.nnz(), req.deterministic);
         fixed_rule_on_host(sm, req, fixed, why)
     }
 

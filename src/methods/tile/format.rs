@@ -418,7 +418,7 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
         }
         let stats = csr.stats();
         let hola = HolaHost::new(&Request {
-            csr: &csr,
+            host: Some(&csr),
             stats: &stats,
             tuning: Tuning::None,
             deterministic: false,

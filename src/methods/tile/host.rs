@@ -21,7 +21,7 @@ impl<T: Scalar> TileHost<T> {
     /// The fixed rule (§III.D; deferral by the 1.8M rule; the deterministic variant when the
     /// request asks for it).
     pub fn new(req: &Request<'_, T>) -> Result<Self> {
-        let (p, why) = params::fixed_rule(req.csr.nnz(), req.deterministic);
+        let (p, why) = params::fixed_rule(req.csr()?.nnz(), req.deterministic);
         let mut h = Self::with_params(req, p, &why)?;
         if req.tuning != Tuning::None {
             h.text.push_str(&format!(
@@ -35,7 +35,7 @@ impl<T: Scalar> TileHost<T> {
     /// Explicit parameters (tests force deferral on or off this way); `why` goes into
     /// describe().
     pub fn with_params(req: &Request<'_, T>, p: TileParams, why: &str) -> Result<Self> {
-        let format = format::build(req.csr, &p)?;
+        let format = format::build(req.csr()?, &p)?;
         let text = format!("{p} ({why}); {}", format.summary());
         Ok(TileHost { format, text })
     }
