@@ -42,6 +42,14 @@ fn host_import(rows: i64, nnz: i64) -> bool {
     }
 }
 
+/// Where an import's time went, for `TESSERA_TRACE`.
+fn import_detail(imp: Option<&cuda::import::Imported>) -> String {
+    imp.map_or_else(String::new, |i| {
+        let [alloc, rest] = i.ms;
+        format!(" (allocations {alloc:.2} ms, then kernels, copy and read-backs {rest:.2} ms)")
+    })
+}
+
 impl<T: Scalar> Matrix<T> {
     /// Validates and copies the caller's CSR arrays (see [`Csr::from_parts`]: the errors and
     /// their sentences are the same on every path).
@@ -135,9 +143,10 @@ impl<T: Scalar> Matrix<T> {
                 cuda::import::import(dev, handle.cuda_stream(), &raw, std::mem::size_of::<T>());
             trace(|| {
                 format!(
-                    "create {rows} x {cols}, nnz {nnz} from host arrays on the device: upload {:.2} ms, import kernels {:.2} ms; no host copy",
+                    "create {rows} x {cols}, nnz {nnz} from host arrays on the device: upload {:.2} ms, import {:.2} ms{}; no host copy",
                     uploaded.as_secs_f64() * 1e3,
-                    (t0.elapsed() - uploaded).as_secs_f64() * 1e3
+                    (t0.elapsed() - uploaded).as_secs_f64() * 1e3,
+                    import_detail(imp.as_ref().ok().and_then(Option::as_ref))
                 )
             });
             imp
@@ -178,10 +187,11 @@ impl<T: Scalar> Matrix<T> {
         let Some(imp) = cuda::import::import(dev, stream, p, std::mem::size_of::<T>())? else {
             return Ok(None);
         };
+        let detail = import_detail(Some(&imp));
         let m = Self::from_import(handle, dev, imp)?;
         trace(|| {
             format!(
-                "create {} x {}, nnz {} from device arrays: import kernels {:.2} ms; no host copy",
+                "create {} x {}, nnz {} from device arrays: import {:.2} ms{detail}; no host copy",
                 p.rows,
                 p.cols,
                 p.nnz,

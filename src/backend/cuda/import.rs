@@ -46,6 +46,9 @@ pub struct Imported {
     pub values: DeviceBuffer,
     /// The row statistics (as [`crate::csr::Csr::stats`] computes them on the host).
     pub stats: RowStats,
+    /// Milliseconds spent allocating tessera's three arrays, and in the kernels, the copy and
+    /// the read-backs after (`TESSERA_TRACE`).
+    pub ms: [f64; 2],
 }
 
 const BLOCK: u32 = 256;
@@ -81,11 +84,13 @@ pub fn import(
         )));
     }
     let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+    let t0 = std::time::Instant::now();
     let rows_fn = util.function("util_import_rows")?;
     let cols_fn = util.function("util_import_cols")?;
     let row_ptr = DeviceBuffer::alloc(dev, (p.rows + 1) * 4, "row_ptr")?;
     let col_ind = DeviceBuffer::alloc(dev, p.nnz * 4, "col_ind")?;
     let values = DeviceBuffer::alloc(dev, p.nnz * value_bytes, "values")?;
+    let t1 = std::time::Instant::now();
     let mut status = [0u64; STATUS];
     status[0] = u64::MAX;
     status[1] = u64::MAX;
@@ -204,6 +209,10 @@ pub fn import(
         col_ind,
         values,
         stats,
+        ms: [
+            (t1 - t0).as_secs_f64() * 1e3,
+            t1.elapsed().as_secs_f64() * 1e3,
+        ],
     }))
 }
 
