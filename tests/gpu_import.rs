@@ -274,8 +274,9 @@ fn device_arrays_make_the_same_matrix_as_host_arrays() {
             let (s, from_host, e) = arr.create(h, false, i64s, base);
             assert_eq!(s, 0, "{what}: {e}");
             let (md, mh) = (inner(from_dev), inner(from_host));
+            // (No entries: the C API takes the host path, with nothing to read on the device.)
             assert!(
-                !md.has_host_copy(),
+                a.nnz() == 0 || !md.has_host_copy(),
                 "{what}: device arrays stay on the device"
             );
             assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
