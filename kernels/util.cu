@@ -47,7 +47,9 @@ TESSERA_INSTANTIATE(UTIL_ENTRY)
 // status (unsigned long long): [0] first bad row i (min), [1] first bad entry k (min),
 //   [2] descents, [3] boundary descents, [4] sum of squared lengths, [5] max length,
 //   [6] min length, [7] empty rows, [8] spread sum. The caller sets [0], [1], [6] to ~0 and the
-//   rest to 0. Sums are aggregated per warp, then one atomic per warp.
+//   rest to 0. Each thread accumulates over its grid-stride rounds; then one warp reduction
+//   and one atomic per warp and word (same-address atomics serialize in L2: one per warp and
+//   round was the larger part of the import's kernel time).
 
 __device__ __forceinline__ long long util_index(const void *p, int is64, long long i) {
     return is64 ? ((const long long *)p)[i] : (long long)((const int *)p)[i];
@@ -80,48 +82,44 @@ extern "C" __global__ void util_import_rows(long long rows, long long nnz, long 
                                             int *__restrict__ out,
                                             unsigned long long *__restrict__ status) {
     const long long stride = (long long)gridDim.x * blockDim.x;
-    // Every lane runs the same number of rounds, so the warp reductions see full warps.
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long rounds = (rows + stride - 1) / stride;
-    const bool lane0 = (threadIdx.x & 31) == 0;
-    for (long long r = 0; r < rounds; ++r) {
-        const long long i = first + r * stride;
-        unsigned long long sq = 0, mx = 0, mn = ~0ull, empty = 0, spread = 0, bdesc = 0;
-        if (i < rows) {
-            const long long a = util_index(row_ptr, is64, i) - base;
-            const long long b = util_index(row_ptr, is64, i + 1) - base;
-            if (a > b || b > nnz || a < 0) {
-                atomicMin(&status[0], (unsigned long long)i);
+    // Each thread accumulates over its rows, then one warp reduction and one atomic per warp
+    // and statistic (not per round: same-address atomics serialize in L2).
+    unsigned long long sq = 0, mx = 0, mn = ~0ull, empty = 0, spread = 0, bdesc = 0;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows; i += stride) {
+        const long long a = util_index(row_ptr, is64, i) - base;
+        const long long b = util_index(row_ptr, is64, i + 1) - base;
+        if (a > b || b > nnz || a < 0) {
+            atomicMin(&status[0], (unsigned long long)i);
+        } else {
+            const unsigned long long len = (unsigned long long)(b - a);
+            sq += len * len;
+            mx = len > mx ? len : mx;
+            mn = len < mn ? len : mn;
+            if (len == 0) {
+                ++empty;
             } else {
-                const unsigned long long len = (unsigned long long)(b - a);
-                sq = len * len;
-                mx = len;
-                mn = len;
-                if (len == 0) {
-                    empty = 1;
-                } else {
-                    const long long c0 = util_index(col_ind, is64, a);
-                    spread = (unsigned long long)(util_index(col_ind, is64, b - 1) - c0 + 1);
-                    if (a > 0 && util_index(col_ind, is64, a - 1) > c0) bdesc = 1;
-                }
+                const long long c0 = util_index(col_ind, is64, a);
+                spread += (unsigned long long)(util_index(col_ind, is64, b - 1) - c0 + 1);
+                if (a > 0 && util_index(col_ind, is64, a - 1) > c0) ++bdesc;
             }
-            out[i] = (int)a;
-            if (i == rows - 1) out[rows] = (int)b;
         }
-        sq = util_warp_sum(sq);
-        empty = util_warp_sum(empty);
-        spread = util_warp_sum(spread);
-        bdesc = util_warp_sum(bdesc);
-        mx = util_warp_max(mx);
-        mn = util_warp_min(mn);
-        if (lane0) {
-            if (sq) atomicAdd(&status[4], sq);
-            if (empty) atomicAdd(&status[7], empty);
-            if (spread) atomicAdd(&status[8], spread);
-            if (bdesc) atomicAdd(&status[3], bdesc);
-            if (mx) atomicMax(&status[5], mx);
-            if (mn != ~0ull) atomicMin(&status[6], mn);
-        }
+        out[i] = (int)a;
+        if (i == rows - 1) out[rows] = (int)b;
+    }
+    // Every lane of the warp gets here (no early exit above): full-warp shuffles.
+    sq = util_warp_sum(sq);
+    empty = util_warp_sum(empty);
+    spread = util_warp_sum(spread);
+    bdesc = util_warp_sum(bdesc);
+    mx = util_warp_max(mx);
+    mn = util_warp_min(mn);
+    if ((threadIdx.x & 31) == 0) {
+        if (sq) atomicAdd(&status[4], sq);
+        if (empty) atomicAdd(&status[7], empty);
+        if (spread) atomicAdd(&status[8], spread);
+        if (bdesc) atomicAdd(&status[3], bdesc);
+        if (mx) atomicMax(&status[5], mx);
+        if (mn != ~0ull) atomicMin(&status[6], mn);
     }
 }
 
@@ -130,20 +128,15 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
                                             int *__restrict__ out,
                                             unsigned long long *__restrict__ status) {
     const long long stride = (long long)gridDim.x * blockDim.x;
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long rounds = (nnz + stride - 1) / stride;
-    const bool lane0 = (threadIdx.x & 31) == 0;
-    for (long long r = 0; r < rounds; ++r) {
-        const long long k = first + r * stride;
-        unsigned long long desc = 0;
-        if (k < nnz) {
-            const long long raw = util_index(col_ind, is64, k);
-            const long long c = raw - base;
-            if (c < 0 || c >= cols) atomicMin(&status[1], (unsigned long long)k);
-            out[k] = (int)c;
-            if (k + 1 < nnz && raw > util_index(col_ind, is64, k + 1)) desc = 1;
-        }
-        desc = util_warp_sum(desc);
-        if (lane0 && desc) atomicAdd(&status[2], desc);
+    unsigned long long desc = 0;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride) {
+        const long long raw = util_index(col_ind, is64, k);
+        const long long c = raw - base;
+        if (c < 0 || c >= cols) atomicMin(&status[1], (unsigned long long)k);
+        out[k] = (int)c;
+        if (k + 1 < nnz && raw > util_index(col_ind, is64, k + 1)) ++desc;
     }
+    // One warp reduction and one atomic per warp, after the loop (every lane gets here).
+    desc = util_warp_sum(desc);
+    if ((threadIdx.x & 31) == 0 && desc) atomicAdd(&status[2], desc);
 }

@@ -87,9 +87,9 @@ pub fn import(
     let t0 = std::time::Instant::now();
     let rows_fn = util.function("util_import_rows")?;
     let cols_fn = util.function("util_import_cols")?;
-    let row_ptr = DeviceBuffer::alloc(dev, (p.rows + 1) * 4, "row_ptr")?;
-    let col_ind = DeviceBuffer::alloc(dev, p.nnz * 4, "col_ind")?;
-    let values = DeviceBuffer::alloc(dev, p.nnz * value_bytes, "values")?;
+    let sizes = [(p.rows + 1) * 4, p.nnz * 4, p.nnz * value_bytes];
+    let [row_ptr, col_ind, values] =
+        DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
     let t1 = std::time::Instant::now();
     let mut status = [0u64; STATUS];
     status[0] = u64::MAX;

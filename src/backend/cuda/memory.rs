@@ -175,6 +175,9 @@ pub struct DeviceBuffer {
     ptr: sys::CUdeviceptr,
     bytes: usize,
     dev: Arc<Device>,
+    /// A part of a shared allocation ([`DeviceBuffer::alloc_parts`]): the allocation, freed
+    /// with its last part. None: this buffer is its own allocation.
+    whole: Option<Arc<DeviceBuffer>>,
 }
 
 impl std::fmt::Debug for DeviceBuffer {
@@ -209,7 +212,39 @@ impl DeviceBuffer {
             ptr,
             bytes,
             dev: dev.clone(),
+            whole: None,
         })
+    }
+
+    /// One allocation cut into parts of `sizes` bytes, each starting 256-byte aligned (as
+    /// cuMemAlloc aligns): one driver call instead of N. On an H100 three cuMemAlloc of tens of
+    /// MB took 0.3-0.4 ms, one of their total 0.14-0.16 ms. The allocation is freed with its
+    /// last part.
+    pub fn alloc_parts<const N: usize>(
+        dev: &Arc<Device>,
+        sizes: [usize; N],
+        what: &str,
+    ) -> Result<[DeviceBuffer; N]> {
+        const ALIGN: usize = 256;
+        let mut offsets = [0usize; N];
+        let mut total = 0usize;
+        for (o, &b) in offsets.iter_mut().zip(&sizes) {
+            *o = total;
+            total = total
+                .checked_add(b.div_ceil(ALIGN) * ALIGN)
+                .ok_or_else(|| Error::AllocFailed(format!("{what}: sizes overflow")))?;
+        }
+        let whole = Arc::new(DeviceBuffer::alloc(dev, total, what)?);
+        Ok(std::array::from_fn(|i| DeviceBuffer {
+            ptr: if sizes[i] == 0 {
+                0
+            } else {
+                whole.ptr + offsets[i] as u64
+            },
+            bytes: sizes[i],
+            dev: dev.clone(),
+            whole: Some(whole.clone()),
+        }))
     }
 
     /// Allocates and fills from a host slice (waits for the copy). Large slices go through the
@@ -282,7 +317,8 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        if self.ptr != 0 {
+        // A part leaves the freeing to its allocation's last reference.
+        if self.ptr != 0 && self.whole.is_none() {
             if let Ok(_g) = self.dev.enter() {
                 // SAFETY: ptr came from cuMemAlloc in this context and is freed once.
                 let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
