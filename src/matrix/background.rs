@@ -14,12 +14,14 @@
 //!   tessera's host CSR, downloaded), then runs its host half, which makes no CUDA call, then
 //!   its device half (upload, kernels). Its CUDA work runs on streams of its own, with the
 //!   thread's capture mode relaxed so that a caller capturing a graph on another thread is not
-//!   disturbed. Dropping a [`Background`] cancels it: a worker still on the host is left to
-//!   finish and discard its work (it makes no CUDA call after that), one fetching or on the
-//!   device is waited for, so no CUDA call of it outlives the matrix.
+//!   disturbed. Dropping a [`Background`] cancels it: a worker still on the host stops at the
+//!   next check of its format builder (`methods::cancel`, every 2^16 rows or so) and discards
+//!   its work, making no CUDA call after that; one fetching or on the device is waited for, so
+//!   no CUDA call of it outlives the matrix.
 #![forbid(unsafe_code)]
 
 use crate::error::{Error, Result};
+use crate::methods;
 use crate::types::Algorithm;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
@@ -53,6 +55,9 @@ enum State<M> {
 
 struct Shared<M> {
     state: Mutex<State<M>>,
+    /// Set by a canceller: the format builders of the host half poll it
+    /// (`methods::cancel`) and stop.
+    cancel: Arc<AtomicBool>,
     /// Set when the worker leaves `Fetch`/`Host`/`Device`, cleared by the product that takes the form:
     /// the one thing a product reads while the build runs.
     finished: AtomicBool,
@@ -138,6 +143,7 @@ impl<M: Send + 'static> Background<M> {
         } = phases;
         let shared = Arc::new(Shared {
             state: Mutex::new(State::Fetch),
+            cancel: Arc::new(AtomicBool::new(false)),
             finished: AtomicBool::new(false),
             changed: Condvar::new(),
         });
@@ -164,21 +170,24 @@ impl<M: Send + 'static> Background<M> {
                     }
                     *st = State::Host;
                 }
-                let built = fetched.and_then(|f| caught(move || host(f))).and_then(|p| {
-                    if let Some(g) = gate {
-                        let _ = g.recv();
-                    }
-                    let r = {
-                        let mut st = worker.lock();
-                        if matches!(*st, State::Cancelled) {
-                            return Err(Error::Internal("cancelled".into()));
+                let flag = worker.cancel.clone();
+                let built = fetched
+                    .and_then(|f| caught(move || methods::cancel::with_flag(flag, || host(f))))
+                    .and_then(|p| {
+                        if let Some(g) = gate {
+                            let _ = g.recv();
                         }
-                        *st = State::Device;
-                        worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
-                    };
-                    let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
-                    caught(move || device(p, r))
-                });
+                        let r = {
+                            let mut st = worker.lock();
+                            if matches!(*st, State::Cancelled) {
+                                return Err(Error::Internal("cancelled".into()));
+                            }
+                            *st = State::Device;
+                            worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+                        };
+                        let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
+                        caught(move || device(p, r))
+                    });
                 let ms = start.elapsed().as_secs_f64() * 1e3;
                 let mut st = worker.lock();
                 if matches!(*st, State::Cancelled) {
@@ -248,6 +257,8 @@ impl<M> Drop for Background<M> {
                 std::mem::replace(&mut *st, State::Cancelled),
             )
         };
+        // A worker in its host half stops at its next check.
+        self.shared.cancel.store(true, Ordering::Relaxed);
         // A built form not swapped in is freed here, not by the worker's last reference.
         drop(old);
         // A worker still on the host makes no CUDA call after seeing Cancelled: leave it, and

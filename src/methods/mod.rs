@@ -14,6 +14,7 @@
 
 pub mod bccoo;
 pub mod brc;
+pub mod cancel;
 pub mod csr_vector;
 pub mod gpu;
 pub mod hola;

@@ -30,6 +30,7 @@
 
 use crate::csr::{try_vec_filled, Csr};
 use crate::error::{Error, Result};
+use crate::methods::cancel;
 use crate::scalar::Scalar;
 
 /// `row_perm` / `dest` of a dummy block row (the last block's filler).
@@ -229,6 +230,7 @@ pub fn build<T: Scalar>(
     let max_rem = max_len.saturating_sub(k);
     let mut count = vec![0usize; max_rem + 1];
     for r in 0..rows {
+        cancel::check_every(r)?;
         count[rem(r)] += 1;
     }
     // Pieces per remaining length (Algorithm 1 re-queues a row until its remainder fits):
@@ -265,6 +267,7 @@ pub fn build<T: Scalar>(
     // pieces leave the queue is the order they fill blocks.
     let mut h = 0;
     while h < queue.len() {
+        cancel::check_every(h)?;
         let p = queue[h];
         let end = rp[p.row as usize + 1] as usize;
         if end - p.start as usize > b2 {
@@ -309,6 +312,7 @@ pub fn build<T: Scalar>(
     // entry in column j, else column 0 (then the whole group reads one x entry).
     if k > 0 {
         for (i, w) in rp.windows(2).enumerate() {
+            cancel::check_every(i)?;
             let (e0, l) = (w[0] as usize, ((w[1] - w[0]) as usize).min(k));
             for j in 0..l {
                 let s = j * rows + i;
@@ -343,6 +347,7 @@ pub fn build<T: Scalar>(
     let mut dest = try_vec_filled(block_rows, DUMMY, "BRC destinations")?;
     let mut plen = vec![0usize; b1];
     for (b, chunk) in queue.chunks(b1).enumerate() {
+        cancel::check_every(b * b1)?;
         let t = nnz_per_block[b] as usize;
         let off = ell_slots + block_offset[b] as usize;
         let mut shortest = if chunk.len() < b1 { 0 } else { t };

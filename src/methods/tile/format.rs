@@ -38,6 +38,7 @@
 use super::params::{TileParams, TBALANCE_UNLIMITED};
 use crate::csr::Csr;
 use crate::error::{Error, Result};
+use crate::methods::cancel;
 use crate::methods::hola::host::HolaHost;
 use crate::methods::Request;
 use crate::scalar::Scalar;
@@ -353,6 +354,7 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
     // (tile column, local row, local column, k) of one tile row.
     let mut ents: Vec<(u32, u8, u8, usize)> = Vec::new();
     for tr in 0..tile_rows {
+        cancel::check_every(tr * TILE)?;
         let r0 = tr * TILE;
         let vr = TILE.min(rows - r0);
         ents.clear();
