@@ -44,12 +44,14 @@ TESSERA_INSTANTIATE(UTIL_ENTRY)
 // util_import_cols: one thread per entry k. Converts col_ind the same way, checks its range,
 //   and counts descents col[k] > col[k+1] over the whole array. Columns are sorted within every
 //   row exactly when every descent is a row-boundary descent.
-// status (unsigned long long): [0] first bad row i (min), [1] first bad entry k (min),
-//   [2] descents, [3] boundary descents, [4] sum of squared lengths, [5] max length,
-//   [6] min length, [7] empty rows, [8] spread sum. The caller sets [0], [1], [6] to ~0 and the
-//   rest to 0. Each thread accumulates over its grid-stride rounds; then one warp reduction
-//   and one atomic per warp and word (same-address atomics serialize in L2: one per warp and
-//   round was the larger part of the import's kernel time).
+// status (unsigned long long), all zero at the start (one asynchronous memset, no upload):
+//   [0] ~(first bad row i) (max of the complements: 0 = none), [1] ~(first bad entry k), [2]
+//   descents, [3] boundary descents, [4] sum of squared lengths, [5] max length, [6] ~(min
+//   length), [7] empty rows, [8] spread sum, [9] row_ptr[0] is not the base, [10] row_ptr[rows]
+//   is not nnz + base (the host reads those two values back only then). Each thread
+//   accumulates over its grid-stride rounds; then one warp reduction and one atomic per warp
+//   and word (same-address atomics serialize in L2: one per warp and round was the larger part
+//   of the import's kernel time).
 
 __device__ __forceinline__ long long util_index(const void *p, int is64, long long i) {
     return is64 ? ((const long long *)p)[i] : (long long)((const int *)p)[i];
@@ -89,7 +91,7 @@ extern "C" __global__ void util_import_rows(long long rows, long long nnz, long 
         const long long a = util_index(row_ptr, is64, i) - base;
         const long long b = util_index(row_ptr, is64, i + 1) - base;
         if (a > b || b > nnz || a < 0) {
-            atomicMin(&status[0], (unsigned long long)i);
+            atomicMax(&status[0], ~(unsigned long long)i);
         } else {
             const unsigned long long len = (unsigned long long)(b - a);
             sq += len * len;
@@ -104,7 +106,11 @@ extern "C" __global__ void util_import_rows(long long rows, long long nnz, long 
             }
         }
         out[i] = (int)a;
-        if (i == rows - 1) out[rows] = (int)b;
+        if (i == 0 && a != 0) status[9] = 1;
+        if (i == rows - 1) {
+            out[rows] = (int)b;
+            if (b != nnz) status[10] = 1;
+        }
     }
     // Every lane of the warp gets here (no early exit above): full-warp shuffles.
     sq = util_warp_sum(sq);
@@ -119,7 +125,7 @@ extern "C" __global__ void util_import_rows(long long rows, long long nnz, long 
         if (spread) atomicAdd(&status[8], spread);
         if (bdesc) atomicAdd(&status[3], bdesc);
         if (mx) atomicMax(&status[5], mx);
-        if (mn != ~0ull) atomicMin(&status[6], mn);
+        if (mn != ~0ull) atomicMax(&status[6], ~mn);
     }
 }
 
@@ -132,7 +138,7 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
     for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride) {
         const long long raw = util_index(col_ind, is64, k);
         const long long c = raw - base;
-        if (c < 0 || c >= cols) atomicMin(&status[1], (unsigned long long)k);
+        if (c < 0 || c >= cols) atomicMax(&status[1], ~(unsigned long long)k);
         out[k] = (int)c;
         if (k + 1 < nnz && raw > util_index(col_ind, is64, k + 1)) ++desc;
     }

@@ -141,7 +141,8 @@ impl<T: Scalar> GpuCsr<T> {
         })
     }
 
-    /// Bytes of device memory this CSR holds (exact: the sum of its allocations).
+    /// Bytes of device memory this CSR holds: the sum of its arrays (an imported CSR shares one
+    /// allocation, which adds at most 256 bytes of alignment per array).
     pub fn device_bytes(&self) -> usize {
         self.row_ptr.bytes()
             + self.col_ind.bytes()

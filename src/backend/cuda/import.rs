@@ -53,7 +53,7 @@ pub struct Imported {
 
 const BLOCK: u32 = 256;
 /// Status words of the kernels (kernels/util.cu).
-const STATUS: usize = 9;
+const STATUS: usize = 11;
 
 /// Validates and converts `p` on `stream` (and waits). `Ok(None)`: the arrays are valid but
 /// some row's columns are not sorted. Errors name the entry as the host path does.
@@ -76,26 +76,42 @@ pub fn import(
             Ok(v[0] as i64)
         }
     };
-    let first = index(p.row_ptr, 0)?;
-    if first != base {
-        return Err(Error::InvalidMatrix(format!(
-            "row_ptr[0] = {first} but it must equal the index base ({base}, {})",
-            p.base.c_name()
-        )));
+    let first_error = || -> Result<()> {
+        let first = index(p.row_ptr, 0)?;
+        if first != base {
+            return Err(Error::InvalidMatrix(format!(
+                "row_ptr[0] = {first} but it must equal the index base ({base}, {})",
+                p.base.c_name()
+            )));
+        }
+        Ok(())
+    };
+    let last_error = || -> Result<()> {
+        let last = index(p.row_ptr, p.rows)?;
+        if last != p.nnz as i64 + base {
+            return Err(Error::InvalidMatrix(format!(
+                "row_ptr[rows] = row_ptr[{}] = {last} but it must equal nnz + base = {}",
+                p.rows,
+                p.nnz as i64 + base
+            )));
+        }
+        Ok(())
+    };
+    if p.rows == 0 {
+        // No row kernel to check them.
+        first_error()?;
+        last_error()?;
     }
     let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
-    let t0 = std::time::Instant::now();
     let rows_fn = util.function("util_import_rows")?;
     let cols_fn = util.function("util_import_cols")?;
-    let sizes = [(p.rows + 1) * 4, p.nnz * 4, p.nnz * value_bytes];
-    let [row_ptr, col_ind, values] =
+    let t0 = std::time::Instant::now();
+    // tessera's three arrays and the kernels' status words: one allocation.
+    let sizes = [(p.rows + 1) * 4, p.nnz * 4, p.nnz * value_bytes, STATUS * 8];
+    let [row_ptr, col_ind, values, st] =
         DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
     let t1 = std::time::Instant::now();
-    let mut status = [0u64; STATUS];
-    status[0] = u64::MAX;
-    status[1] = u64::MAX;
-    status[6] = u64::MAX;
-    let st = DeviceBuffer::from_slice(dev, stream, &status, "the import status")?;
+    zero(dev, stream, &st)?;
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
             .clamp(1, 32 * dev.sm_count().max(1) as usize)
@@ -113,7 +129,8 @@ pub fn import(
         // SAFETY: util_import_rows(long long rows, long long nnz, long long base, const void*
         // row_ptr, const void* col_ind, int is64, int* out, unsigned long long* status): the
         // caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
-        // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1.
+        // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1,
+        // status STATUS words.
         unsafe { launch(dev, &rows_fn, grid(p.rows), BLOCK, stream, args) }?;
     } else {
         copy_to_device(dev, stream, &[0i32], row_ptr.addr())?;
@@ -129,13 +146,19 @@ pub fn import(
             .push(st.addr());
         // SAFETY: util_import_cols(long long nnz, long long cols, long long base, const void*
         // col_ind, int is64, int* out, unsigned long long* status): col_ind holds nnz indices
-        // (checked by the caller), out nnz int32.
+        // (checked by the caller), out nnz int32, status STATUS words.
         unsafe { launch(dev, &cols_fn, grid(p.nnz), BLOCK, stream, args) }?;
         copy_raw(dev, stream, &values, p.values)?;
     }
+    // The one wait of a valid import.
+    let mut status = [0u64; STATUS];
     copy_to_host(dev, stream, st.addr(), &mut status)?;
-    if status[0] != u64::MAX {
-        let i = status[0] as usize;
+    // The errors in the host path's order: row_ptr[0], a bad row, row_ptr[rows], a bad column.
+    if status[9] != 0 {
+        first_error()?;
+    }
+    if status[0] != 0 {
+        let i = !status[0] as usize;
         let (a, b) = (index(p.row_ptr, i)?, index(p.row_ptr, i + 1)?);
         return Err(Error::InvalidMatrix(if a > b {
             format!(
@@ -151,16 +174,11 @@ pub fn import(
             )
         }));
     }
-    let last = index(p.row_ptr, p.rows)?;
-    if last != p.nnz as i64 + base {
-        return Err(Error::InvalidMatrix(format!(
-            "row_ptr[rows] = row_ptr[{}] = {last} but it must equal nnz + base = {}",
-            p.rows,
-            p.nnz as i64 + base
-        )));
+    if status[10] != 0 {
+        last_error()?;
     }
-    if status[1] != u64::MAX {
-        let k = status[1] as usize;
+    if status[1] != 0 {
+        let k = !status[1] as usize;
         let c = index(p.col_ind, k)?;
         // row_ptr is valid and converted: the row of entry k, for the message.
         let mut rp = crate::csr::try_vec_touched(p.rows + 1, 0i32, "row_ptr")?;
@@ -195,7 +213,7 @@ pub fn import(
                 .max(0.0)
                 .sqrt()
         },
-        min: if rows == 0 { 0 } else { status[6] as usize },
+        min: if rows == 0 { 0 } else { !status[6] as usize },
         max: status[5] as usize,
         empty_rows: empty,
         col_spread: if rows > empty {
@@ -214,6 +232,16 @@ pub fn import(
             t1.elapsed().as_secs_f64() * 1e3,
         ],
     }))
+}
+
+/// Zeroes `b` on `stream` (asynchronous).
+fn zero(dev: &Arc<Device>, stream: Stream, b: &DeviceBuffer) -> Result<()> {
+    let _g = dev.enter()?;
+    // SAFETY: b is our allocation of b.bytes() bytes in this context.
+    super::check(
+        unsafe { cudarc::driver::sys::cuMemsetD8Async(b.addr(), 0, b.bytes(), stream.raw()) },
+        "cuMemsetD8Async",
+    )
 }
 
 /// Copies `dst.bytes()` bytes from device address `src` into `dst` on `stream`.
