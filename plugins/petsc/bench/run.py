@@ -2,6 +2,7 @@
 """aijtessera against aijcusparse on a CUDA PETSc: whole solves, side by side.
 
     plugins/petsc/bench/run.py OUT [--tessera-lib DIR] [--n 128] [--solves 5] [--skip-ex2]
+                                   [--ranks 1,2] [--tessera-args "-mat_tessera_algorithm X"]
 
 Needs the PETSc of PETSC_DIR (and PETSC_ARCH) built with CUDA, its MPI on PATH and a GPU:
 `eval "$(scripts/petsc-gpu env)"` on the GPU machine selects the one scripts/petsc-gpu builds.
@@ -146,6 +147,10 @@ def main():
     ap.add_argument("--solves", type=int, default=5)
     ap.add_argument("--ranks", default="1,2")
     ap.add_argument("--skip-ex2", action="store_true")
+    # PETSC_OPTIONS is cleared for every run (so that a user's options never leak into the
+    # comparison); options for the aijtessera runs alone go here, e.g.
+    # --tessera-args="-mat_tessera_algorithm csr_vector".
+    ap.add_argument("--tessera-args", default="")
     a = ap.parse_args()
     out = os.path.abspath(a.out)
     build, logs = os.path.join(out, "build"), os.path.join(out, "logs")
@@ -241,7 +246,7 @@ def main():
                 args = ["-problem", problem, "-n", str(a.n), "-solves", str(a.solves), "-mat_type", t, "-ksp_rtol", "1e-8",
                         "-ksp_max_it", "5000", "-log_view", ":" + logv] + kspargs + common
                 if t == "aijtessera":
-                    args += ["-dll_append", plugin, "-final_mat_view", "::ascii_info"]
+                    args += ["-dll_append", plugin, "-final_mat_view", "::ascii_info"] + shlex.split(a.tessera_args)
                 rc, text = sh(mpi(np, bench, args), os.path.join(logs, name + ".log"), dict(env, TESSERA_TRACE="1"))
                 if rc:
                     failures.append(f"{name}: exit code {rc}")
