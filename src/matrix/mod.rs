@@ -164,6 +164,11 @@ impl<T: Scalar> Matrix<T> {
         if let Some(c) = &self.csr {
             return Ok(c.clone());
         }
+        if let Some(why) = &self.values_failed {
+            return Err(Error::ExecutionFailed(format!(
+                "the matrix's last update_values failed part way ({why}) and it has no host copy to restore its values from; call update_values again"
+            )));
+        }
         let d = self.dcsr.as_ref().ok_or_else(|| {
             Error::Internal("a matrix with neither a host nor a device CSR".into())
         })?;
@@ -248,21 +253,18 @@ impl<T: Scalar> Matrix<T> {
         let timed = alg == Algorithm::Auto
             && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
             && self.stats.nnz > 0;
+        // After an update that failed part way the device CSR may hold half-written values:
+        // it is uploaded again from the host copy; without one, analyze refuses (host_csr).
+        if self.values_failed.is_some() {
+            self.host_csr(handle)?;
+            self.dcsr = None;
+        }
         // A matrix kept on the device stays there for CSR_VECTOR and HOLA: the host copy is
         // made for the methods that read it, and by a background build's worker for itself.
         if handle.cuda().is_none() || timed || methods::needs_host_csr(algorithm, tuning) {
             self.host_csr(handle)?;
         } else {
             self.sync_host_values(handle)?;
-        }
-        if let Some(why) = &self.values_failed {
-            if self.csr.is_none() {
-                return Err(Error::ExecutionFailed(format!(
-                    "the matrix's last update_values failed part way ({why}) and it has no host copy to restore its values from; call update_values again"
-                )));
-            }
-            // The device CSR may hold half-written values: uploaded again from the host copy.
-            self.dcsr = None;
         }
         // The old analysis goes first, so that its memory can be reused; if this analysis
         // fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
