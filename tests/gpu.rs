@@ -10,7 +10,7 @@ mod common;
 use common::gpu::{destroy_stream, gpu, new_stream, shared_device, whole_device};
 
 use common::products::{
-    assert_product, check, check_typed, shared_matrix_files, x_for, EDGE_CASES,
+    assert_ax, assert_product, check, check_typed, shared_matrix_files, x_for, EDGE_CASES,
 };
 use cudarc::driver::sys;
 use std::ffi::{c_void, CStr};
@@ -103,16 +103,7 @@ fn online_tuning_settles_within_forty_calls_and_every_product_along_the_way_is_r
         // Every few calls wait, as a solver's dot product would; check the product.
         if calls % 4 == 0 {
             let y = dy.to_vec(h.cuda_stream()).unwrap();
-            assert_product(
-                &name,
-                &a,
-                Operation::NonTranspose,
-                1.0,
-                &x,
-                0.0,
-                &vec![0.0; a.rows()],
-                &y,
-            );
+            assert_ax(&name, &a, &x, &y);
         }
         assert!(calls <= 120, "ONLINE did not settle: {}", m.info().params);
     }

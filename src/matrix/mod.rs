@@ -415,8 +415,8 @@ impl<T: Scalar> Matrix<T> {
                 Ok(method)
             },
         };
-        // Device handles pass to the worker's host half never: a build cancelled before its
-        // device half never frees device memory on the worker.
+        // The device handles reach the worker only for its fetch (under the lock a canceller
+        // waits for) and its device half: a cancelled build never frees device memory on it.
         Background::spawn(
             target,
             self.values_gen,

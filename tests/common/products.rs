@@ -56,6 +56,12 @@ pub fn assert_product<T: Scalar>(
     }
 }
 
+/// [`assert_product`] of y = A x (alpha 1, beta 0).
+pub fn assert_ax<T: Scalar>(what: &str, a: &Csr<f64>, x: &[T], y: &[T]) {
+    let zeros = vec![T::ZERO; a.rows()];
+    assert_product(what, a, Operation::NonTranspose, 1.0, x, 0.0, &zeros, y);
+}
+
 /// Analyzes `a64` in T with `alg`/`tuning` on `h` and checks both operations with
 /// (alpha, beta) = (1, 0) (y full of NaN: beta = 0 must not read it), (-2, 0.5) and (0, 2).
 pub fn check_typed<T: Scalar>(

@@ -111,7 +111,7 @@ pub fn import(
     let [row_ptr, col_ind, values, st] =
         DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
     let t1 = std::time::Instant::now();
-    zero(dev, stream, &st)?;
+    st.zero(stream)?;
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
             .clamp(1, 32 * dev.sm_count().max(1) as usize)
@@ -232,16 +232,6 @@ pub fn import(
             t1.elapsed().as_secs_f64() * 1e3,
         ],
     }))
-}
-
-/// Zeroes `b` on `stream` (asynchronous).
-fn zero(dev: &Arc<Device>, stream: Stream, b: &DeviceBuffer) -> Result<()> {
-    let _g = dev.enter()?;
-    // SAFETY: b is our allocation of b.bytes() bytes in this context.
-    super::check(
-        unsafe { cudarc::driver::sys::cuMemsetD8Async(b.addr(), 0, b.bytes(), stream.raw()) },
-        "cuMemsetD8Async",
-    )
 }
 
 /// Copies `dst.bytes()` bytes from device address `src` into `dst` on `stream`.

@@ -273,16 +273,22 @@ impl DeviceBuffer {
         what: &str,
     ) -> Result<DeviceBuffer> {
         let b = DeviceBuffer::alloc(dev, bytes, what)?;
-        if bytes > 0 {
-            let _g = dev.enter()?;
-            // SAFETY: ptr is our allocation of `bytes` bytes in this context; the stream is
-            // the default stream or one of this context (checked when it was set).
-            check(
-                unsafe { sys::cuMemsetD8Async(b.ptr, 0, bytes, stream.raw()) },
-                "cuMemsetD8Async",
-            )?;
-        }
+        b.zero(stream)?;
         Ok(b)
+    }
+
+    /// Zeroes the whole buffer on `stream` (asynchronous).
+    pub fn zero(&self, stream: Stream) -> Result<()> {
+        if self.bytes == 0 {
+            return Ok(());
+        }
+        let _g = self.dev.enter()?;
+        // SAFETY: ptr is our allocation (or part of one) of `bytes` bytes in this context; the
+        // stream is the default stream or one of this context (checked when it was set).
+        check(
+            unsafe { sys::cuMemsetD8Async(self.ptr, 0, self.bytes, stream.raw()) },
+            "cuMemsetD8Async",
+        )
     }
 
     /// Copies all of `src` into the start of this buffer on `stream` (asynchronous).
