@@ -112,6 +112,50 @@ pub fn background_enabled() -> bool {
     )
 }
 
+/// How many times a device product moves a byte while the background build moves one over
+/// the host link, in effect. Measured on the H100 machine (PETSc, one rank, 3D Laplacian 128³,
+/// CG: 319 products of 80 us): building BRC in the background (downloading the 183 MB CSR,
+/// uploading the ~190 MB format) made the first solve 28 ms slower (19-43 ms over three rounds)
+/// than running CSR_VECTOR alone, as if the copies had stopped the products for 373 MB at
+/// ~14 GB/s, while a product reads its 183 MB at ~2.3 TB/s: a ratio of about 170. The copies
+/// share the copy engines with the caller's own small transfers (a Krylov solver reads a dot
+/// product back every iteration), which wait behind them. 200 leans towards building later.
+const DEVICE_PER_LINK: f64 = 200.0;
+
+/// The fraction of a product's time a heavy format saves over the method on the CSR arrays,
+/// from the measurements [`heuristic`] cites: BRC 6-18% on stencils and uniform random rows
+/// (1.88x on a 2D grid), 8% on the 3D Laplacian 128³ in PETSc; TILE 2.4x on a dense matrix
+/// (taken as half of a product here: one matrix measured).
+fn expected_gain(target: Algorithm) -> f64 {
+    match target {
+        Algorithm::Tile => 0.5,
+        _ => 0.1,
+    }
+}
+
+/// Products AUTO runs with the method on the CSR arrays before its worker starts building the
+/// heavy format `target` (on the CUDA backend; the host backend starts at once: there the
+/// build only takes a spare core). The rule is the ski-rental one: a build disturbs the
+/// products running beside it for about as long as its copies take, so it starts once the
+/// products run so far would have saved that much had the format been there from the start.
+/// Then a matrix used for fewer products never pays for a format it does not recoup, and one
+/// used for many pays at most twice the least it could have.
+///
+/// The copies are the format's upload (about the CSR's size) and, for a matrix kept on the
+/// device without a host copy (`host_copy` false), the CSR's download; a product reads the
+/// CSR once, so the count is independent of the matrix's size: 2,000 products for BRC from a
+/// host copy, 4,000 without one. `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
+pub fn background_start_after(target: Algorithm, host_copy: bool) -> u64 {
+    if let Some(n) = std::env::var("TESSERA_BACKGROUND_AFTER")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return n;
+    }
+    let copies = if host_copy { 1.0 } else { 2.0 };
+    (copies * DEVICE_PER_LINK / expected_gain(target)).ceil() as u64
+}
+
 /// Resolves the requested algorithm for a matrix with these statistics: AUTO by
 /// [`heuristic`]; a named method if this build has it, else NOT_SUPPORTED.
 pub fn choose(stats: &RowStats, requested: Algorithm, deterministic: bool) -> Result<Algorithm> {
@@ -190,6 +234,21 @@ pub fn by_timing<T: Scalar>(
 mod tests {
     use super::*;
     use crate::csr::Csr;
+
+    #[test]
+    fn a_background_build_starts_when_the_products_would_have_paid_for_its_copies() {
+        // (Run where TESSERA_BACKGROUND_AFTER is unset; no other unit test sets it.)
+        if std::env::var_os("TESSERA_BACKGROUND_AFTER").is_some() {
+            return;
+        }
+        let brc = background_start_after(Algorithm::Brc, true);
+        // Two copies instead of one: twice the products.
+        assert_eq!(background_start_after(Algorithm::Brc, false), 2 * brc);
+        // A format expected to save more starts sooner.
+        assert!(background_start_after(Algorithm::Tile, true) < brc);
+        // A Krylov solve of a few hundred products never starts one.
+        assert!(brc >= 1000, "{brc}");
+    }
 
     fn stats(spec: &str) -> RowStats {
         crate::io::load(spec).unwrap().1.stats()

@@ -182,6 +182,85 @@ fn dropping_or_reanalyzing_a_matrix_while_its_format_is_built_is_clean() {
     );
 }
 
+/// A build deferred to its `after`-th product (AUTO's start on the GPU): nothing is built
+/// before, the build starts at that product and swaps in later; update_values while it waits
+/// reaches the swapped-in form; finish_background starts a waiting build; a matrix dropped or
+/// re-analyzed while its build waits ends the worker at once.
+#[test]
+fn a_deferred_build_starts_at_its_product_and_not_before() {
+    let h = host();
+    let (name, a64) = tessera::io::load("gen:uniform:70000,16,3").unwrap();
+    let mut m = Matrix::from_csr(&h, a64.clone());
+    let after = 5;
+    m.analyze_deferred(&h, Algorithm::CsrVector, Algorithm::Brc, after)
+        .unwrap();
+    let waiting = BackgroundStatus::Scheduled {
+        target: Algorithm::Brc,
+        after,
+    };
+    assert_eq!(m.info().background, waiting);
+    assert!(
+        m.info().params.contains("after 5 products"),
+        "{}",
+        m.info().params
+    );
+    // Time passes and products run: the build does not start before the fifth.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(m.info().background, waiting);
+    let (v, mut a) = new_values(&mut m, &h, 21);
+    m.update_values(&h, &v).unwrap();
+    for k in 1..after {
+        let y = one_product(&h, &m, a64.cols(), k);
+        assert_product(
+            &name,
+            &a,
+            Operation::NonTranspose,
+            1.0,
+            &x_for(a64.cols(), k),
+            0.0,
+            &vec![0.0; a64.rows()],
+            &y,
+        );
+        assert_eq!(m.info().background, waiting, "after {k} products");
+    }
+    one_product(&h, &m, a64.cols(), 9);
+    assert_ne!(m.info().background, waiting, "the fifth product starts it");
+    wait_until_built(&m);
+    products(&h, &m, &a, &format!("{name} after the build"), 3);
+    assert_eq!(m.info().algorithm, Algorithm::Brc);
+    let (v, a2) = new_values(&mut m, &h, 22);
+    m.update_values(&h, &v).unwrap();
+    a = a2;
+    products(&h, &m, &a, &format!("{name} updated after the swap"), 4);
+
+    // finish_background starts a build that waits, and swaps it in.
+    m.analyze_deferred(&h, Algorithm::CsrVector, Algorithm::Brc, 1 << 40)
+        .unwrap();
+    m.finish_background(&h).unwrap();
+    assert_eq!(m.info().algorithm, Algorithm::Brc);
+    products(&h, &m, &a, &format!("{name} finished early"), 5);
+
+    // Dropped or re-analyzed while waiting: returns at once, and nothing is left running.
+    m.analyze_deferred(&h, Algorithm::CsrVector, Algorithm::Brc, 1 << 40)
+        .unwrap();
+    let t = std::time::Instant::now();
+    m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap();
+    assert_eq!(m.info().background, BackgroundStatus::None);
+    m.analyze_deferred(&h, Algorithm::CsrVector, Algorithm::Tile, 1 << 40)
+        .unwrap();
+    drop(m);
+    assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
+}
+
+/// One product y = A x (seed `seed`), returned.
+fn one_product(h: &Handle, m: &Matrix<f64>, cols: usize, seed: u64) -> Vec<f64> {
+    let x = x_for(cols, seed);
+    let mut y = vec![0.0; m.vector_lengths(Operation::NonTranspose).1];
+    m.spmv(h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+        .unwrap();
+    y
+}
+
 /// The policy itself, on a matrix the heuristic sends to BRC: AUTO answers with CSR_VECTOR,
 /// finish_background swaps BRC in; with TESSERA_BACKGROUND_BUILD=0 analyze builds BRC itself.
 /// (One test: it sets an environment variable that analyze reads.)

@@ -293,9 +293,15 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
     m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
     let analyze_ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(m.info().algorithm, Algorithm::CsrVector);
+    // The build waits for its products (the ski-rental start): nothing runs before them.
+    let after = tessera::select::background_start_after(Algorithm::Brc, true);
+    assert!(after > 0);
     assert_eq!(
         m.info().background,
-        BackgroundStatus::Building(Algorithm::Brc)
+        BackgroundStatus::Scheduled {
+            target: Algorithm::Brc,
+            after
+        }
     );
     let x = x_for(a.cols(), 1);
     let dx = DeviceVec::from_slice(&dev, &x).unwrap();
@@ -306,6 +312,12 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
         m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
             .unwrap();
         n += 1;
+        if n + 1 < after {
+            assert!(
+                matches!(m.info().background, BackgroundStatus::Scheduled { .. }),
+                "the build started after {n} of {after} products"
+            );
+        }
         if n % 64 == 0 {
             h.synchronize().unwrap();
             assert!(t.elapsed().as_secs() < 120, "BRC never swapped in");
@@ -324,6 +336,10 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
             );
         }
     }
+    assert!(
+        n >= after,
+        "swapped after {n} products, before its start at {after}"
+    );
     m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
         .unwrap();
     let y = dy.to_vec(h.cuda_stream()).unwrap();

@@ -37,6 +37,8 @@ pub(super) struct Running<M> {
 
 /// Where a background build stands.
 enum State<M> {
+    /// Waiting for the `after`-th product before it starts (no work done yet).
+    Waiting { after: u64 },
     /// Fetching what the host half reads (may call CUDA: a canceller waits for it).
     Fetch,
     /// Building the format on the host (no CUDA call).
@@ -61,6 +63,9 @@ struct Shared<M> {
     /// Set when the worker leaves `Fetch`/`Host`/`Device`, cleared by the product that takes the form:
     /// the one thing a product reads while the build runs.
     finished: AtomicBool,
+    /// Set when the worker may leave `Waiting` (the product count reached its start, or
+    /// `finish_background` asked for the form); the worker is unparked after.
+    go: AtomicBool,
     changed: Condvar,
 }
 
@@ -75,6 +80,14 @@ impl<M> Shared<M> {
 pub enum BackgroundStatus {
     /// No background build (or none since the last analyze).
     None,
+    /// `target` will be built once `after` products have run
+    /// (`select::background_start_after`).
+    Scheduled {
+        /// The method to build.
+        target: Algorithm,
+        /// Products before the build starts.
+        after: u64,
+    },
     /// `target` is being built.
     Building(Algorithm),
     /// `target` is built and swaps in at the next product.
@@ -104,6 +117,8 @@ pub(super) struct Background<M> {
     /// The matrix's values generation the worker built from: a swap after an update_values
     /// refreshes the new form's values first.
     built_gen: u64,
+    /// Products before the build starts.
+    after: u64,
 }
 
 impl<M> std::fmt::Debug for Background<M> {
@@ -113,7 +128,8 @@ impl<M> std::fmt::Debug for Background<M> {
 }
 
 impl<M: Send + 'static> Background<M> {
-    /// Starts building `target` on a new thread: `fetch(&resources)` (may call CUDA; a
+    /// Starts building `target` on a new thread once `after` products have run ([`Forms::poll`]
+    /// counts them; 0: at once): `fetch(&resources)` (may call CUDA; a
     /// canceller waits for it; its result must own nothing whose drop calls CUDA), then
     /// `host(fetched)` (no CUDA call: the same rule), then, unless cancelled meanwhile,
     /// `device(host's result, resources)`: `resources` (device handles) pass to the worker
@@ -123,6 +139,7 @@ impl<M: Send + 'static> Background<M> {
     pub(super) fn spawn<F, P, R>(
         target: Algorithm,
         built_gen: u64,
+        after: u64,
         phases: Phases<
             impl FnOnce(&R) -> Result<F> + Send + 'static,
             impl FnOnce(F) -> Result<P> + Send + 'static,
@@ -142,9 +159,14 @@ impl<M: Send + 'static> Background<M> {
             device,
         } = phases;
         let shared = Arc::new(Shared {
-            state: Mutex::new(State::Fetch),
+            state: Mutex::new(if after == 0 {
+                State::Fetch
+            } else {
+                State::Waiting { after }
+            }),
             cancel: Arc::new(AtomicBool::new(false)),
             finished: AtomicBool::new(false),
+            go: AtomicBool::new(after == 0),
             changed: Condvar::new(),
         });
         let worker = shared.clone();
@@ -154,6 +176,18 @@ impl<M: Send + 'static> Background<M> {
         let thread = std::thread::Builder::new()
             .name(format!("tessera-build-{target}"))
             .spawn(move || {
+                // A deferred build sleeps until a product, finish_background or a canceller
+                // wakes it (park may also return spuriously: the flags decide).
+                while !worker.go.load(Ordering::Acquire) && !worker.cancel.load(Ordering::Acquire) {
+                    std::thread::park();
+                }
+                {
+                    let mut st = worker.lock();
+                    if matches!(*st, State::Cancelled) {
+                        return;
+                    }
+                    *st = State::Fetch;
+                }
                 // The slot's lock is held while fetching: a canceller releasing the resources
                 // waits for it.
                 let fetched = {
@@ -220,6 +254,7 @@ impl<M: Send + 'static> Background<M> {
                     .take();
             }),
             built_gen,
+            after,
         })
     }
 }
@@ -248,6 +283,17 @@ fn caught<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     })
 }
 
+impl<M> Background<M> {
+    /// Lets a deferred build start (a no-op once started): never blocks.
+    fn start(&self) {
+        if !self.shared.go.swap(true, Ordering::AcqRel) {
+            if let Some(t) = &self.thread {
+                t.thread().unpark();
+            }
+        }
+    }
+}
+
 impl<M> Drop for Background<M> {
     fn drop(&mut self) {
         let (on_device, old) = {
@@ -257,8 +303,11 @@ impl<M> Drop for Background<M> {
                 std::mem::replace(&mut *st, State::Cancelled),
             )
         };
-        // A worker in its host half stops at its next check.
-        self.shared.cancel.store(true, Ordering::Relaxed);
+        // A worker in its host half stops at its next check; a waiting one wakes and leaves.
+        self.shared.cancel.store(true, Ordering::Release);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
         // A built form not swapped in is freed here, not by the worker's last reference.
         drop(old);
         // A worker still on the host makes no CUDA call after seeing Cancelled: leave it, and
@@ -314,6 +363,9 @@ impl<M: Send + 'static> Forms<M> {
             return;
         };
         let n = self.products.fetch_add(1, Ordering::Relaxed);
+        if n + 1 >= bg.after && !bg.shared.go.load(Ordering::Relaxed) {
+            bg.start();
+        }
         if !bg.shared.finished.load(Ordering::Acquire) {
             return;
         }
@@ -332,9 +384,13 @@ impl<M: Send + 'static> Forms<M> {
         let Some(bg) = &self.background else {
             return;
         };
+        bg.start();
         {
             let mut st = bg.shared.lock();
-            while matches!(*st, State::Fetch | State::Host | State::Device) {
+            while matches!(
+                *st,
+                State::Waiting { .. } | State::Fetch | State::Host | State::Device
+            ) {
                 st = bg
                     .shared
                     .changed
@@ -444,6 +500,10 @@ impl<M: Send + 'static> Forms<M> {
         };
         let target = bg.target;
         match &*bg.shared.lock() {
+            State::Waiting { after } => BackgroundStatus::Scheduled {
+                target,
+                after: *after,
+            },
             State::Fetch | State::Host | State::Device => BackgroundStatus::Building(target),
             State::Ready { .. } => BackgroundStatus::Ready(target),
             State::Swapped { products, ms } => BackgroundStatus::Swapped {

@@ -18,6 +18,10 @@ use crate::scalar::Scalar;
 use crate::select;
 use crate::types::{Algorithm, BackendKind, Operation, Tuning, ValueType};
 use background::{Background, Forms, Phases};
+
+/// A background build asked of an analysis: the method to build, the tests' gate, and the
+/// products to run before it starts.
+type Later = (Algorithm, Option<std::sync::mpsc::Receiver<()>>, u64);
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -204,7 +208,14 @@ impl<T: Scalar> Matrix<T> {
         self.check_handle(handle)?;
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
             Some((now, later)) if select::spare_core() => {
-                self.analyze_then(handle, now, later, None)
+                self.check_handle(handle)?;
+                // On the CUDA backend the build's copies slow the products running beside
+                // them: it starts when the products have earned it.
+                let after = match handle.cuda() {
+                    Some(_) => select::background_start_after(later, self.csr.is_some()),
+                    None => 0,
+                };
+                self.analyze_with(handle, now, Tuning::None, Some((later, None, after)))
             }
             Some((now, later)) => {
                 // One core for this process (e.g. an MPI rank bound to a core): a background
@@ -223,9 +234,10 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// Runs `now` (its fixed rule) from the first product and builds `later` (its fixed rule)
-    /// in the background, as AUTO does with TUNING_NONE for a heavy format (see
-    /// [`Matrix::analyze`]). `gate` (tests): the worker waits after its host half until it
-    /// receives a message or the sender is dropped.
+    /// in the background, starting at once, as AUTO does with TUNING_NONE for a heavy format
+    /// (see [`Matrix::analyze`], which starts it after some products on the CUDA backend).
+    /// `gate` (tests): the worker waits after its host half until it receives a message or the
+    /// sender is dropped.
     #[doc(hidden)]
     pub fn analyze_then(
         &mut self,
@@ -238,7 +250,24 @@ impl<T: Scalar> Matrix<T> {
         for a in [now, later] {
             select::choose(&self.stats, a, false)?;
         }
-        self.analyze_with(handle, now, Tuning::None, Some((later, gate)))
+        self.analyze_with(handle, now, Tuning::None, Some((later, gate, 0)))
+    }
+
+    /// As [`Matrix::analyze_then`], with the build waiting for `after` products (or
+    /// [`Matrix::finish_background`]) before it starts, as AUTO's does on the CUDA backend.
+    #[doc(hidden)]
+    pub fn analyze_deferred(
+        &mut self,
+        handle: &Handle,
+        now: Algorithm,
+        later: Algorithm,
+        after: u64,
+    ) -> Result<()> {
+        self.check_handle(handle)?;
+        for a in [now, later] {
+            select::choose(&self.stats, a, false)?;
+        }
+        self.analyze_with(handle, now, Tuning::None, Some((later, None, after)))
     }
 
     fn analyze_with(
@@ -246,7 +275,7 @@ impl<T: Scalar> Matrix<T> {
         handle: &Handle,
         alg: Algorithm,
         tuning: Tuning,
-        later: Option<(Algorithm, Option<std::sync::mpsc::Receiver<()>>)>,
+        later: Option<Later>,
     ) -> Result<()> {
         let start = Instant::now();
         let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
@@ -305,8 +334,8 @@ impl<T: Scalar> Matrix<T> {
             }
             // The worker starts first: its host half runs while the light method is set up.
             let bg = match later {
-                Some((target, gate)) => {
-                    Some(self.spawn_gpu(dev, &csr, target, deterministic, gate)?)
+                Some((target, gate, after)) => {
+                    Some(self.spawn_gpu(dev, &csr, target, deterministic, gate, after)?)
                 }
                 None => None,
             };
@@ -326,11 +355,12 @@ impl<T: Scalar> Matrix<T> {
             self.gpu = Some(Gpu { forms, csr });
         } else {
             let bg = match (later, host_csr.clone()) {
-                (Some((target, gate)), Some(csr)) => {
+                (Some((target, gate, after)), Some(csr)) => {
                     let stats = self.stats;
                     Some(Background::spawn(
                         target,
                         self.values_gen,
+                        after,
                         Phases {
                             fetch: move |_: &()| Ok(csr),
                             host: move |csr: Arc<Csr<T>>| {
@@ -372,6 +402,7 @@ impl<T: Scalar> Matrix<T> {
         target: Algorithm,
         deterministic: bool,
         gate: Option<std::sync::mpsc::Receiver<()>>,
+        after: u64,
     ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
         /// What the host half leaves for the device half.
         enum HostHalf<T: Scalar> {
@@ -420,6 +451,7 @@ impl<T: Scalar> Matrix<T> {
         Background::spawn(
             target,
             self.values_gen,
+            after,
             phases,
             (dev.clone(), gcsr.clone()),
             gate,
@@ -745,6 +777,9 @@ impl<T: Scalar> Matrix<T> {
             };
         let params = match &background {
             BackgroundStatus::None => params,
+            BackgroundStatus::Scheduled { target, after } => format!(
+                "{algorithm} runs; {target} will be built in the background after {after} products; {params}"
+            ),
             BackgroundStatus::Building(t) => {
                 format!("{algorithm} runs while {t} is built in the background; {params}")
             }
