@@ -171,6 +171,48 @@ impl<T: Scalar> Matrix<T> {
         Ok(Self::with_copies(handle, None, Some(Arc::new(gpu)), stats))
     }
 
+    /// A matrix over the caller's CSR arrays in device memory (CUDA backend), read in place
+    /// by every product: nothing is copied, and the values (or the pattern, keeping rows,
+    /// columns and nnz) the caller changes in its arrays are what the next product uses, as
+    /// cuSPARSE's descriptors behave. The arrays are validated and measured (row statistics)
+    /// on the device first, and must stay alive while the matrix exists. int32 indices, base 0,
+    /// sorted columns (`Ok(None)` for unsorted ones); other index types and bases are
+    /// NOT_SUPPORTED. Such a matrix runs the methods that read the CSR arrays at product time:
+    /// CSR_VECTOR (right whatever changes in the arrays) and HOLA (its split is planned from
+    /// row_ptr: analyze again after changing the pattern); `update_values` is refused (the
+    /// caller writes its own array).
+    pub fn borrow_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
+        let Some(dev) = handle.cuda() else {
+            return Err(Error::InvalidValue(
+                "device arrays need a CUDA handle".into(),
+            ));
+        };
+        if p.is64 || p.base != crate::types::IndexBase::Zero {
+            return Err(Error::NotSupported(
+                "a matrix over the caller's arrays needs int32 indices with base 0".into(),
+            ));
+        }
+        let stream = handle.cuda_stream();
+        let Some(stats) = cuda::import::inspect(dev, stream, p)? else {
+            return Ok(None);
+        };
+        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+        let gpu = GpuCsr::borrowed(
+            dev,
+            p.rows,
+            p.cols,
+            p.nnz,
+            [p.row_ptr, p.col_ind, p.values],
+            transpose,
+        )?;
+        Ok(Some(Self::with_copies(
+            handle,
+            None,
+            Some(Arc::new(gpu)),
+            stats,
+        )))
+    }
+
     /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to
     /// tessera's int32 base-0 CSR and measured (row statistics) on the device, and kept there:
     /// the host copy is downloaded only when something reads it. `Ok(None)` when

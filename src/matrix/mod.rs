@@ -206,6 +206,9 @@ impl<T: Scalar> Matrix<T> {
     /// core) keeps that method and builds no format.
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
+        if self.is_borrowed() {
+            return self.analyze_borrowed(handle, alg, tuning);
+        }
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
             Some((now, later)) if select::spare_core() => {
                 self.check_handle(handle)?;
@@ -251,6 +254,29 @@ impl<T: Scalar> Matrix<T> {
             select::choose(&self.stats, a, false)?;
         }
         self.analyze_with(handle, now, Tuning::None, Some((later, gate, 0)))
+    }
+
+    /// True for a matrix over the caller's arrays ([`Matrix::borrow_device`]).
+    pub fn is_borrowed(&self) -> bool {
+        self.dcsr.as_ref().is_some_and(|d| d.is_borrowed())
+    }
+
+    /// A matrix over the caller's arrays runs a method that reads them at product time, with
+    /// no background build: AUTO picks between CSR_VECTOR and HOLA by [`select::over_csr`].
+    fn analyze_borrowed(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
+        let alg = match alg {
+            Algorithm::Auto if handle.deterministic() => Algorithm::CsrVector,
+            Algorithm::Auto => select::over_csr(&self.stats),
+            a => a,
+        };
+        if !matches!(alg, Algorithm::CsrVector | Algorithm::Hola)
+            || matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
+        {
+            return Err(Error::NotSupported(format!(
+                "a matrix over the caller's arrays runs CSR_VECTOR or HOLA (their products read the arrays in place) with TUNING_NONE or ONLINE; {alg} with {tuning:?} would copy them"
+            )));
+        }
+        self.analyze_with(handle, alg, tuning, None)
     }
 
     /// As [`Matrix::analyze_then`], with the build waiting for `after` products (or
@@ -647,11 +673,21 @@ impl<T: Scalar> Matrix<T> {
         }
     }
 
+    fn refuse_if_borrowed(&self) -> Result<()> {
+        if self.is_borrowed() {
+            return Err(Error::NotSupported(
+                "the matrix reads the caller's own arrays: write the new values there".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// New values for the same pattern, in the caller's original entry order; no re-analysis.
     /// On the CUDA backend the device copy is updated too (and this waits for the upload); a
     /// matrix kept on the device only takes them there alone.
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
+        self.refuse_if_borrowed()?;
         match &mut self.csr {
             Some(c) => Arc::make_mut(c).set_values_from_input(values)?,
             None => crate::csr::check_values_len(values.len(), self.stats.nnz)?,
@@ -688,6 +724,7 @@ impl<T: Scalar> Matrix<T> {
     /// stream).
     pub fn update_values_device(&mut self, handle: &Handle, values: u64) -> Result<()> {
         self.check_handle(handle)?;
+        self.refuse_if_borrowed()?;
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "update_values_device needs a CUDA handle; the host backend takes a host slice"

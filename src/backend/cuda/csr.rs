@@ -107,6 +107,31 @@ impl<T: Scalar> GpuCsr<T> {
         Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }
 
+    /// A CSR over the caller's own device arrays (int32 row_ptr and col_ind, base 0, and the
+    /// values), read in place by every product: nothing is copied, and changes the caller
+    /// makes to the values (or the pattern, keeping rows and nnz) are seen by the next
+    /// product. The caller keeps the arrays alive while the CSR exists.
+    pub fn borrowed(
+        dev: &Arc<Device>,
+        rows: usize,
+        cols: usize,
+        nnz: usize,
+        [row_ptr, col_ind, values]: [u64; 3],
+        transpose_params: TransposeLaunch,
+    ) -> Result<Self> {
+        let arrays = [
+            DeviceBuffer::borrowed(dev, row_ptr, (rows + 1) * 4),
+            DeviceBuffer::borrowed(dev, col_ind, nnz * 4),
+            DeviceBuffer::borrowed(dev, values, nnz * std::mem::size_of::<T>()),
+        ];
+        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+    }
+
+    /// True when the arrays are the caller's ([`GpuCsr::borrowed`]).
+    pub fn is_borrowed(&self) -> bool {
+        self.values.is_borrowed()
+    }
+
     fn from_buffers(
         dev: &Arc<Device>,
         rows: usize,
@@ -144,10 +169,10 @@ impl<T: Scalar> GpuCsr<T> {
     /// Bytes of device memory this CSR holds: the sum of its arrays (an imported CSR shares one
     /// allocation, which adds at most 256 bytes of alignment per array).
     pub fn device_bytes(&self) -> usize {
-        self.row_ptr.bytes()
-            + self.col_ind.bytes()
-            + self.values.bytes()
-            + self.slot.as_ref().map_or(0, DeviceBuffer::bytes)
+        self.row_ptr.owned_bytes()
+            + self.col_ind.owned_bytes()
+            + self.values.owned_bytes()
+            + self.slot.as_ref().map_or(0, DeviceBuffer::owned_bytes)
     }
 
     /// Device addresses of row_ptr, col_ind and values.

@@ -63,6 +63,23 @@ pub fn import(
     p: &DeviceCsr,
     value_bytes: usize,
 ) -> Result<Option<Imported>> {
+    convert(dev, stream, p, Some(value_bytes))
+}
+
+/// Validates `p` and measures its rows on `stream` (and waits) as [`import`] does, keeping
+/// nothing: for a CSR that tessera reads in place (`GpuCsr::borrowed`). `Ok(None)`: valid, but
+/// some row's columns are not sorted.
+pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Option<RowStats>> {
+    Ok(convert(dev, stream, p, None)?.map(|imp| imp.stats))
+}
+
+/// [`import`], copying the values when `value_bytes` is given (else `values` is empty).
+fn convert(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+    value_bytes: Option<usize>,
+) -> Result<Option<Imported>> {
     let base = p.base.offset();
     let isz = if p.is64 { 8 } else { 4 };
     let index = |addr: u64, i: usize| -> Result<i64> {
@@ -107,7 +124,12 @@ pub fn import(
     let cols_fn = util.function("util_import_cols")?;
     let t0 = std::time::Instant::now();
     // tessera's three arrays and the kernels' status words: one allocation.
-    let sizes = [(p.rows + 1) * 4, p.nnz * 4, p.nnz * value_bytes, STATUS * 8];
+    let sizes = [
+        (p.rows + 1) * 4,
+        p.nnz * 4,
+        p.nnz * value_bytes.unwrap_or(0),
+        STATUS * 8,
+    ];
     let [row_ptr, col_ind, values, st] =
         DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
     let t1 = std::time::Instant::now();
@@ -148,7 +170,9 @@ pub fn import(
         // col_ind, int is64, int* out, unsigned long long* status): col_ind holds nnz indices
         // (checked by the caller), out nnz int32, status STATUS words.
         unsafe { launch(dev, &cols_fn, grid(p.nnz), BLOCK, stream, args) }?;
-        copy_raw(dev, stream, &values, p.values)?;
+        if value_bytes.is_some() {
+            copy_raw(dev, stream, &values, p.values)?;
+        }
     }
     // The one wait of a valid import.
     let mut status = [0u64; STATUS];

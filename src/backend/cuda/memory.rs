@@ -178,6 +178,8 @@ pub struct DeviceBuffer {
     /// A part of a shared allocation ([`DeviceBuffer::alloc_parts`]): the allocation, freed
     /// with its last part. None: this buffer is its own allocation.
     whole: Option<Arc<DeviceBuffer>>,
+    /// The caller's memory ([`DeviceBuffer::borrowed`]): never freed here.
+    borrowed: bool,
 }
 
 impl std::fmt::Debug for DeviceBuffer {
@@ -213,6 +215,7 @@ impl DeviceBuffer {
             bytes,
             dev: dev.clone(),
             whole: None,
+            borrowed: false,
         })
     }
 
@@ -244,6 +247,7 @@ impl DeviceBuffer {
             bytes: sizes[i],
             dev: dev.clone(),
             whole: Some(whole.clone()),
+            borrowed: false,
         }))
     }
 
@@ -319,12 +323,38 @@ impl DeviceBuffer {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// `bytes` of the caller's device memory at `ptr`, used in place and never freed by
+    /// tessera: the caller keeps it alive while anything reads it.
+    pub fn borrowed(dev: &Arc<Device>, ptr: u64, bytes: usize) -> DeviceBuffer {
+        DeviceBuffer {
+            ptr,
+            bytes,
+            dev: dev.clone(),
+            whole: None,
+            borrowed: true,
+        }
+    }
+
+    /// True for the caller's memory ([`DeviceBuffer::borrowed`]).
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
+    }
+
+    /// Bytes tessera holds for this buffer: 0 for borrowed memory.
+    pub fn owned_bytes(&self) -> usize {
+        if self.borrowed {
+            0
+        } else {
+            self.bytes
+        }
+    }
 }
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         // A part leaves the freeing to its allocation's last reference.
-        if self.ptr != 0 && self.whole.is_none() {
+        if self.ptr != 0 && self.whole.is_none() && !self.borrowed {
             if let Ok(_g) = self.dev.enter() {
                 // SAFETY: ptr came from cuMemAlloc in this context and is freed once.
                 let _ = unsafe { sys::cuMemFree_v2(self.ptr) };

@@ -1,0 +1,265 @@
+//! Which `cusparseSpMV` calls tessera takes: one pure function of what the handle and the
+//! descriptors say ([`decide`]), and the rule on the matrix's rows ([`rows_fit`]). Everything
+//! here is host logic, unit-tested without a GPU.
+
+use crate::abi::*;
+use tessera::{Algorithm, RowStats, ValueType};
+
+/// What one `cusparseSpMV` call says, read from the real handle and descriptors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Call {
+    /// `cusparseOperation_t`.
+    pub op: cusparseOperation_t,
+    /// `cusparseSpMVAlg_t`.
+    pub alg: cusparseSpMVAlg_t,
+    /// `computeType`.
+    pub compute: cudaDataType,
+    /// The handle's `cusparsePointerMode_t`.
+    pub pointer_mode: cusparsePointerMode_t,
+    /// The matrix descriptor's `cusparseFormat_t`.
+    pub format: cusparseFormat_t,
+    /// The matrix as `cusparseConstCsrGet` gives it (meaningful for CSR only).
+    pub csr: CsrDescr,
+    /// x's size and type.
+    pub x: (i64, cudaDataType),
+    /// y's size and type.
+    pub y: (i64, cudaDataType),
+}
+
+/// A CSR descriptor's contents.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CsrDescr {
+    /// Rows.
+    pub rows: i64,
+    /// Columns.
+    pub cols: i64,
+    /// Stored entries.
+    pub nnz: i64,
+    /// Device address of the row offsets.
+    pub row_ptr: u64,
+    /// Device address of the column indices.
+    pub col_ind: u64,
+    /// Device address of the values.
+    pub values: u64,
+    /// `cusparseIndexType_t` of the row offsets.
+    pub row_type: cusparseIndexType_t,
+    /// `cusparseIndexType_t` of the column indices.
+    pub col_type: cusparseIndexType_t,
+    /// `cusparseIndexBase_t`.
+    pub base: cusparseIndexBase_t,
+    /// `cudaDataType` of the values.
+    pub value_type: cudaDataType,
+}
+
+/// What identifies a matrix across descriptors (CuPy makes a new one for every product): its
+/// arrays, sizes and value type, and the device. The cached analysis of a key reads the arrays
+/// in place, so values changed in them are always seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// The CUDA device the arrays are on (the current one at the call).
+    pub device: i32,
+    /// Rows, columns, stored entries.
+    pub dims: [i64; 3],
+    /// row_ptr, col_ind, values.
+    pub arrays: [u64; 3],
+    /// f32 or f64.
+    pub value_type: ValueType,
+}
+
+/// `Ok(key)` when tessera can take the call (subject to the matrix's rows, [`rows_fit`]);
+/// `Err(why)` when it goes to the real cuSPARSE.
+pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
+    if c.format != CUSPARSE_FORMAT_CSR {
+        return Err(format!("format {} (tessera takes CSR)", c.format));
+    }
+    let value_type = match c.csr.value_type {
+        CUDA_R_32F => ValueType::F32,
+        CUDA_R_64F => ValueType::F64,
+        t => {
+            return Err(format!(
+                "value type {t} (tessera takes CUDA_R_32F and CUDA_R_64F)"
+            ))
+        }
+    };
+    let t = c.csr.value_type;
+    if c.compute != t || c.x.1 != t || c.y.1 != t {
+        return Err(format!(
+            "mixed types: A {t}, x {}, y {}, compute {} (tessera takes one type for all)",
+            c.x.1, c.y.1, c.compute
+        ));
+    }
+    if c.csr.row_type != CUSPARSE_INDEX_32I || c.csr.col_type != CUSPARSE_INDEX_32I {
+        return Err(format!(
+            "index types {}/{} (tessera reads int32 arrays in place)",
+            c.csr.row_type, c.csr.col_type
+        ));
+    }
+    if c.csr.base != CUSPARSE_INDEX_BASE_ZERO {
+        return Err("index base one (tessera reads base-zero arrays in place)".into());
+    }
+    if c.op != CUSPARSE_OPERATION_NON_TRANSPOSE {
+        return Err(format!("operation {} (tessera takes NON_TRANSPOSE)", c.op));
+    }
+    if !matches!(
+        c.alg,
+        CUSPARSE_SPMV_ALG_DEFAULT | CUSPARSE_SPMV_CSR_ALG1 | CUSPARSE_SPMV_CSR_ALG2
+    ) {
+        return Err(format!("algorithm {} (not a CSR one)", c.alg));
+    }
+    if c.pointer_mode != CUSPARSE_POINTER_MODE_HOST {
+        return Err("device pointer mode (tessera takes alpha and beta from the host)".into());
+    }
+    let (rows, cols, nnz) = (c.csr.rows, c.csr.cols, c.csr.nnz);
+    if rows <= 0 || cols <= 0 || nnz <= 0 || rows >= i32::MAX as i64 || nnz >= i32::MAX as i64 {
+        return Err(format!(
+            "sizes {rows} x {cols}, nnz {nnz} (tessera takes 1 to 2^31-2 rows and entries)"
+        ));
+    }
+    if c.x.0 != cols || c.y.0 != rows {
+        return Err(format!(
+            "x of {} and y of {} for a {rows} x {cols} matrix (cuSPARSE reports it)",
+            c.x.0, c.y.0
+        ));
+    }
+    if c.csr.row_ptr == 0 || c.csr.col_ind == 0 || c.csr.values == 0 {
+        return Err("a NULL array (cuSPARSE reports it)".into());
+    }
+    Ok(Key {
+        device,
+        dims: [rows, cols, nnz],
+        arrays: [c.csr.row_ptr, c.csr.col_ind, c.csr.values],
+        value_type,
+    })
+}
+
+/// `Ok(())` when tessera's kernel on the CSR arrays (CSR_VECTOR: one launch, no atomics, a
+/// fixed summation order; it reads every array at product time, so it stays right whatever the
+/// caller writes into them) is expected at least as fast as cuSPARSE for rows like these:
+/// tessera's AUTO picks it over its split method (`tessera::select::over_csr`). Long rows,
+/// very wide ones and large matrices of longer rows go to cuSPARSE, whose merge-based kernel
+/// serves them better than CSR_VECTOR.
+pub fn rows_fit(stats: &RowStats) -> Result<(), String> {
+    match tessera::select::over_csr(stats) {
+        Algorithm::CsrVector => Ok(()),
+        _ => Err(format!(
+            "rows unlike ({} rows, nnz {}, mean {:.1}, longest {}): cuSPARSE's merge-based kernel serves them",
+            stats.rows, stats.nnz, stats.mean, stats.max
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> Call {
+        Call {
+            op: CUSPARSE_OPERATION_NON_TRANSPOSE,
+            alg: CUSPARSE_SPMV_ALG_DEFAULT,
+            compute: CUDA_R_64F,
+            pointer_mode: CUSPARSE_POINTER_MODE_HOST,
+            format: CUSPARSE_FORMAT_CSR,
+            csr: CsrDescr {
+                rows: 100,
+                cols: 80,
+                nnz: 500,
+                row_ptr: 0x1000,
+                col_ind: 0x2000,
+                values: 0x3000,
+                row_type: CUSPARSE_INDEX_32I,
+                col_type: CUSPARSE_INDEX_32I,
+                base: CUSPARSE_INDEX_BASE_ZERO,
+                value_type: CUDA_R_64F,
+            },
+            x: (80, CUDA_R_64F),
+            y: (100, CUDA_R_64F),
+        }
+    }
+
+    #[test]
+    fn a_plain_csr_product_is_taken_under_the_key_of_its_arrays() {
+        let k = decide(&call(), 3).unwrap();
+        assert_eq!(k.device, 3);
+        assert_eq!(k.dims, [100, 80, 500]);
+        assert_eq!(k.arrays, [0x1000, 0x2000, 0x3000]);
+        assert_eq!(k.value_type, ValueType::F64);
+        // f32 all through, and each CSR algorithm.
+        let mut c = call();
+        c.csr.value_type = CUDA_R_32F;
+        c.x.1 = CUDA_R_32F;
+        c.y.1 = CUDA_R_32F;
+        c.compute = CUDA_R_32F;
+        assert_eq!(decide(&c, 0).unwrap().value_type, ValueType::F32);
+        for alg in [CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2] {
+            let mut c = call();
+            c.alg = alg;
+            assert!(decide(&c, 0).is_ok());
+        }
+        // Another descriptor over the same arrays is the same matrix; other values are not.
+        let mut c = call();
+        c.csr.values = 0x4000;
+        assert_ne!(decide(&c, 3).unwrap(), k);
+        assert_ne!(decide(&call(), 2).unwrap(), k);
+    }
+
+    #[test]
+    fn every_case_tessera_cannot_honour_is_forwarded_with_a_reason() {
+        type Change = Box<dyn Fn(&mut Call)>;
+        let cases: Vec<(&str, Change)> = vec![
+            ("format", Box::new(|c| c.format = 3)),
+            ("value type", Box::new(|c| c.csr.value_type = 5)),
+            ("mixed", Box::new(|c| c.compute = CUDA_R_32F)),
+            ("mixed", Box::new(|c| c.x.1 = CUDA_R_32F)),
+            ("mixed", Box::new(|c| c.y.1 = 2)),
+            (
+                "index types",
+                Box::new(|c| c.csr.row_type = CUSPARSE_INDEX_64I),
+            ),
+            (
+                "index types",
+                Box::new(|c| c.csr.col_type = CUSPARSE_INDEX_64I),
+            ),
+            (
+                "base one",
+                Box::new(|c| c.csr.base = CUSPARSE_INDEX_BASE_ONE),
+            ),
+            (
+                "operation",
+                Box::new(|c| c.op = CUSPARSE_OPERATION_TRANSPOSE),
+            ),
+            ("operation", Box::new(|c| c.op = 2)),
+            ("algorithm", Box::new(|c| c.alg = 1)),
+            (
+                "pointer mode",
+                Box::new(|c| c.pointer_mode = CUSPARSE_POINTER_MODE_DEVICE),
+            ),
+            ("sizes", Box::new(|c| c.csr.nnz = 0)),
+            ("sizes", Box::new(|c| c.csr.rows = 0)),
+            ("sizes", Box::new(|c| c.csr.nnz = 1 << 31)),
+            ("x of", Box::new(|c| c.x.0 = 81)),
+            ("y of", Box::new(|c| c.y.0 = 99)),
+            ("NULL", Box::new(|c| c.csr.values = 0)),
+        ];
+        for (what, change) in cases {
+            let mut c = call();
+            change(&mut c);
+            let why = decide(&c, 0).unwrap_err();
+            assert!(
+                why.to_lowercase().contains(&what.to_lowercase()),
+                "{what}: {why}"
+            );
+        }
+    }
+
+    #[test]
+    fn rows_alike_are_taken_and_long_rows_go_to_cusparse() {
+        let even = tessera::io::load("gen:lap3d7:20").unwrap().1.stats();
+        assert!(rows_fit(&even).is_ok());
+        let arrow = tessera::io::load("gen:onerow:5000,5000,4000")
+            .unwrap()
+            .1
+            .stats();
+        let why = rows_fit(&arrow).unwrap_err();
+        assert!(why.contains("rows unlike"), "{why}");
+    }
+}
