@@ -357,7 +357,8 @@ tessera_status tessera_create_csr(tessera_handle handle, tessera_matrix *A, int6
  *
  * AUTO with `TESSERA_TUNING_NONE`, when it predicts a method with a format of its own (BRC,
  * TILE), returns as soon as a method over the CSR arrays is ready and builds that format on a
- * worker thread; a later `tessera_spmv` swaps it in once it is built (never waiting for it).
+ * worker thread (on the GPU, starting after some products: README, "AUTO's background build");
+ * a later `tessera_spmv` swaps it in once it is built (never waiting for it).
  * `tessera_matrix_get_info` says which method runs and which is being built;
  * `tessera_finish_background` waits for it; `TESSERA_BACKGROUND_BUILD=0` builds it here.
  *

@@ -31,15 +31,15 @@
 // `b`), so that the loads of both are in flight at once: memory-level parallelism for short rows,
 // where one row is a single trip. This changes only the order in which a group visits its rows,
 // not which rows it owns (Figure 3's assignment), nor the order of any row's additions.
-template <typename T>
-__device__ __forceinline__ void csr_vector_pair(const int *__restrict__ col_ind,
+template <typename T, typename I>
+__device__ __forceinline__ void csr_vector_pair(const I *__restrict__ col_ind,
                                                 const T *__restrict__ values,
-                                                const T *__restrict__ x, int ka, int ea, int kb,
-                                                int eb, T &a, T &b) {
+                                                const T *__restrict__ x, I ka, I ea, I kb, I eb,
+                                                T &a, T &b) {
     while (ka < ea || kb < eb) {
         const bool pa = ka < ea, pb = kb < eb;
         T va = T(0), vb = T(0);
-        int ca = 0, cb = 0;
+        I ca = 0, cb = 0;
         if (pa) {
             va = tessera_ro_load(values + ka);
             ca = tessera_ro_load(col_ind + ka);
@@ -59,9 +59,9 @@ __device__ __forceinline__ void csr_vector_pair(const int *__restrict__ col_ind,
     }
 }
 
-template <typename T>
-__device__ __forceinline__ void csr_vector_spmv(int rows, const int *__restrict__ row_ptr,
-                                                const int *__restrict__ col_ind,
+template <typename T, typename I>
+__device__ __forceinline__ void csr_vector_spmv(int rows, const I *__restrict__ row_ptr,
+                                                const I *__restrict__ col_ind,
                                                 const T *__restrict__ values,
                                                 const T *__restrict__ x, T *__restrict__ y,
                                                 T alpha, T beta, int repeat) {
@@ -75,7 +75,7 @@ __device__ __forceinline__ void csr_vector_spmv(int rows, const int *__restrict_
         const long long ib = ia + groups;
         const bool ha = ia < rows;
         const bool hb = r + 1 < repeat && ib < rows;
-        int ka = 0, ea = 0, kb = 0, eb = 0;
+        I ka = 0, ea = 0, kb = 0, eb = 0;
         if (ha) {
             ka = tessera_ro_load(row_ptr + ia) + lane;
             ea = tessera_ro_load(row_ptr + ia + 1);
@@ -85,7 +85,7 @@ __device__ __forceinline__ void csr_vector_spmv(int rows, const int *__restrict_
             eb = tessera_ro_load(row_ptr + ib + 1);
         }
         T a = T(0), b = T(0);
-        csr_vector_pair<T>(col_ind, values, x, ka, ea, kb, eb, a, b);
+        csr_vector_pair<T, I>(col_ind, values, x, ka, ea, kb, eb, a, b);
         // Every lane takes part in the shuffle trees, also those past the last row.
         a = tessera_group_sum<COOP>(a);
         b = tessera_group_sum<COOP>(b);
@@ -100,11 +100,20 @@ __device__ __forceinline__ void csr_vector_spmv(int rows, const int *__restrict_
     }
 }
 
+// tessera's own CSR (int32), and a caller's int64 arrays read in place (the cuSPARSE drop-in
+// over PyTorch's default index type): csr_vector_spmv_i64_<T>.
 #define CSR_VECTOR_ENTRY(T, S)                                                                 \
     extern "C" __global__ void csr_vector_spmv_##S(                                            \
         int rows, const int *__restrict__ row_ptr, const int *__restrict__ col_ind,            \
         const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ y, T alpha,     \
         T beta, int repeat) {                                                                  \
-        csr_vector_spmv<T>(rows, row_ptr, col_ind, values, x, y, alpha, beta, repeat);         \
+        csr_vector_spmv<T, int>(rows, row_ptr, col_ind, values, x, y, alpha, beta, repeat);    \
+    }                                                                                          \
+    extern "C" __global__ void csr_vector_spmv_i64_##S(                                        \
+        int rows, const long long *__restrict__ row_ptr,                                       \
+        const long long *__restrict__ col_ind, const T *__restrict__ values,                   \
+        const T *__restrict__ x, T *__restrict__ y, T alpha, T beta, int repeat) {             \
+        csr_vector_spmv<T, long long>(rows, row_ptr, col_ind, values, x, y, alpha, beta,       \
+                                      repeat);                                                 \
     }
 TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)

@@ -64,6 +64,8 @@ pub struct Key {
     pub arrays: [u64; 3],
     /// f32 or f64.
     pub value_type: ValueType,
+    /// int64 row offsets and column indices (else int32).
+    pub index64: bool,
 }
 
 /// `Ok(key)` when tessera can take the call (subject to the matrix's rows, [`rows_fit`]);
@@ -88,12 +90,15 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
             c.x.1, c.y.1, c.compute
         ));
     }
-    if c.csr.row_type != CUSPARSE_INDEX_32I || c.csr.col_type != CUSPARSE_INDEX_32I {
-        return Err(format!(
-            "index types {}/{} (tessera reads int32 arrays in place)",
-            c.csr.row_type, c.csr.col_type
-        ));
-    }
+    let index64 = match (c.csr.row_type, c.csr.col_type) {
+        (CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I) => false,
+        (CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I) => true,
+        (r, c) => {
+            return Err(format!(
+                "index types {r}/{c} (tessera reads int32 or int64 arrays in place, both alike)"
+            ))
+        }
+    };
     if c.csr.base != CUSPARSE_INDEX_BASE_ZERO {
         return Err("index base one (tessera reads base-zero arrays in place)".into());
     }
@@ -110,9 +115,14 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
         return Err("device pointer mode (tessera takes alpha and beta from the host)".into());
     }
     let (rows, cols, nnz) = (c.csr.rows, c.csr.cols, c.csr.nnz);
-    if rows <= 0 || cols <= 0 || nnz <= 0 || rows >= i32::MAX as i64 || nnz >= i32::MAX as i64 {
+    let max_nnz = if index64 {
+        i64::MAX / 16
+    } else {
+        i32::MAX as i64 - 1
+    };
+    if rows <= 0 || cols <= 0 || nnz <= 0 || rows >= i32::MAX as i64 || nnz > max_nnz {
         return Err(format!(
-            "sizes {rows} x {cols}, nnz {nnz} (tessera takes 1 to 2^31-2 rows and entries)"
+            "sizes {rows} x {cols}, nnz {nnz} (tessera takes 1 to 2^31-2 rows, and entries up to what the index type holds)"
         ));
     }
     if c.x.0 != cols || c.y.0 != rows {
@@ -129,6 +139,7 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
         dims: [rows, cols, nnz],
         arrays: [c.csr.row_ptr, c.csr.col_ind, c.csr.values],
         value_type,
+        index64,
     })
 }
 
@@ -183,6 +194,16 @@ mod tests {
         assert_eq!(k.dims, [100, 80, 500]);
         assert_eq!(k.arrays, [0x1000, 0x2000, 0x3000]);
         assert_eq!(k.value_type, ValueType::F64);
+        assert!(!k.index64);
+        // int64 arrays (PyTorch's default), both alike; more entries than int32 holds.
+        let mut c = call();
+        c.csr.row_type = CUSPARSE_INDEX_64I;
+        c.csr.col_type = CUSPARSE_INDEX_64I;
+        c.csr.nnz = 1 << 32;
+        assert!(decide(&c, 0).unwrap().index64);
+        c.csr.row_type = CUSPARSE_INDEX_32I;
+        c.csr.col_type = CUSPARSE_INDEX_32I;
+        assert!(decide(&c, 0).unwrap_err().contains("sizes"));
         // f32 all through, and each CSR algorithm.
         let mut c = call();
         c.csr.value_type = CUDA_R_32F;
@@ -219,6 +240,7 @@ mod tests {
                 "index types",
                 Box::new(|c| c.csr.col_type = CUSPARSE_INDEX_64I),
             ),
+            ("index types", Box::new(|c| c.csr.col_type = 1)),
             (
                 "base one",
                 Box::new(|c| c.csr.base = CUSPARSE_INDEX_BASE_ONE),

@@ -118,7 +118,7 @@ fn build(key: Key, handle: usize, stream: usize) -> Result<AnyMatrix, String> {
         row_ptr: key.arrays[0],
         col_ind: key.arrays[1],
         values: key.arrays[2],
-        is64: false,
+        is64: key.index64,
         base: IndexBase::Zero,
     };
     fn borrow<T: Scalar>(h: &Handle, p: &DeviceCsr) -> Result<Matrix<T>, String> {

@@ -7,7 +7,8 @@
 //! always holds real handles and descriptors, and a call the shim does not take is the real
 //! library's call with the same arguments. For a `cusparseSpMV` it reads the handle and the
 //! descriptors through the real library's own getters ([`decide`] says which calls it takes:
-//! CSR, f32 or f64 throughout, int32 indices, base zero, non-transpose, host alpha and beta);
+//! CSR, f32 or f64 throughout, int32 or int64 indices, base zero, non-transpose, host alpha
+//! and beta);
 //! takes the matrix when its rows suit tessera's CSR kernel ([`decide::rows_fit`]); and keeps
 //! the analysis under the matrix's arrays and sizes ([`decide::Key`]), so that a new descriptor
 //! over the same arrays (CuPy makes one per product) finds it. tessera reads the caller's

@@ -4,13 +4,16 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The shim built beside this test binary (target/<profile>/).
+/// The shim this test run built: beside the test binary in target/<profile>/deps/ (where
+/// `cargo test` leaves the library's outputs), else in target/<profile>/ (`cargo build`).
 fn shim() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let lib = dir.join("libtessera_cusparse.so");
-    assert!(lib.exists(), "{} not built", lib.display());
-    lib
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|d| d.join("libtessera_cusparse.so"))
+        .find(|l| l.exists())
+        .unwrap_or_else(|| panic!("libtessera_cusparse.so is not built in {}", deps.display()))
 }
 
 fn tool(name: &str, args: &[&str]) -> Option<String> {

@@ -204,7 +204,7 @@ fn types_indices_and_bases_tessera_does_not_take_are_forwarded() {
     let _g = setup();
     forwarded(
         &FakeMat {
-            row_type: CUSPARSE_INDEX_64I,
+            row_type: CUSPARSE_INDEX_32I,
             col_type: CUSPARSE_INDEX_64I,
             ..csr()
         },

@@ -175,21 +175,21 @@ impl<T: Scalar> Matrix<T> {
     /// by every product: nothing is copied, and the values (or the pattern, keeping rows,
     /// columns and nnz) the caller changes in its arrays are what the next product uses, as
     /// cuSPARSE's descriptors behave. The arrays are validated and measured (row statistics)
-    /// on the device first, and must stay alive while the matrix exists. int32 indices, base 0,
-    /// sorted columns (`Ok(None)` for unsorted ones); other index types and bases are
-    /// NOT_SUPPORTED. Such a matrix runs the methods that read the CSR arrays at product time:
-    /// CSR_VECTOR (right whatever changes in the arrays) and HOLA (its split is planned from
-    /// row_ptr: analyze again after changing the pattern); `update_values` is refused (the
-    /// caller writes its own array).
+    /// on the device first, and must stay alive while the matrix exists. Base 0 (base one is
+    /// NOT_SUPPORTED), sorted columns (`Ok(None)` for unsorted ones). Such a matrix runs the
+    /// methods that read the CSR arrays at product time: CSR_VECTOR (right whatever changes in
+    /// the arrays) and, over int32 arrays, HOLA (its split is planned from row_ptr: analyze
+    /// again after changing the pattern); int64 arrays serve CSR_VECTOR's non-transposed
+    /// product only. `update_values` is refused (the caller writes its own array).
     pub fn borrow_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "device arrays need a CUDA handle".into(),
             ));
         };
-        if p.is64 || p.base != crate::types::IndexBase::Zero {
+        if p.base != crate::types::IndexBase::Zero {
             return Err(Error::NotSupported(
-                "a matrix over the caller's arrays needs int32 indices with base 0".into(),
+                "a matrix over the caller's arrays needs index base 0".into(),
             ));
         }
         let stream = handle.cuda_stream();
@@ -199,10 +199,9 @@ impl<T: Scalar> Matrix<T> {
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
         let gpu = GpuCsr::borrowed(
             dev,
-            p.rows,
-            p.cols,
-            p.nnz,
+            (p.rows, p.cols, p.nnz),
             [p.row_ptr, p.col_ind, p.values],
+            p.is64,
             transpose,
         )?;
         Ok(Some(Self::with_copies(

@@ -58,6 +58,9 @@ pub struct GpuCsr<T> {
     values: DeviceBuffer,
     /// Caller entry k -> position in `values`; None when that is the identity (sorted input).
     slot: Option<DeviceBuffer>,
+    /// int64 row_ptr and col_ind (a caller's arrays, [`GpuCsr::borrowed`]): only CSR_VECTOR's
+    /// product reads them; everything else here refuses.
+    index64: bool,
     dev: Arc<Device>,
     _t: PhantomData<T>,
 }
@@ -107,24 +110,42 @@ impl<T: Scalar> GpuCsr<T> {
         Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }
 
-    /// A CSR over the caller's own device arrays (int32 row_ptr and col_ind, base 0, and the
-    /// values), read in place by every product: nothing is copied, and changes the caller
-    /// makes to the values (or the pattern, keeping rows and nnz) are seen by the next
-    /// product. The caller keeps the arrays alive while the CSR exists.
+    /// A CSR over the caller's own device arrays (int32 or, with `index64`, int64 row_ptr and
+    /// col_ind, base 0, and the values), read in place by every product: nothing is copied,
+    /// and changes the caller makes to the values (or the pattern, keeping rows and nnz) are
+    /// seen by the next product. The caller keeps the arrays alive while the CSR exists. An
+    /// int64 CSR serves CSR_VECTOR's product alone.
     pub fn borrowed(
         dev: &Arc<Device>,
-        rows: usize,
-        cols: usize,
-        nnz: usize,
+        (rows, cols, nnz): (usize, usize, usize),
         [row_ptr, col_ind, values]: [u64; 3],
+        index64: bool,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
+        let isz = if index64 { 8 } else { 4 };
         let arrays = [
-            DeviceBuffer::borrowed(dev, row_ptr, (rows + 1) * 4),
-            DeviceBuffer::borrowed(dev, col_ind, nnz * 4),
+            DeviceBuffer::borrowed(dev, row_ptr, (rows + 1) * isz),
+            DeviceBuffer::borrowed(dev, col_ind, nnz * isz),
             DeviceBuffer::borrowed(dev, values, nnz * std::mem::size_of::<T>()),
         ];
-        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+        let mut csr = Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)?;
+        csr.index64 = index64;
+        Ok(csr)
+    }
+
+    /// True for int64 row_ptr and col_ind (a caller's arrays).
+    pub fn index64(&self) -> bool {
+        self.index64
+    }
+
+    /// An error for what only reads int32 arrays.
+    fn refuse_index64(&self, what: &str) -> Result<()> {
+        if self.index64 {
+            return Err(Error::NotSupported(format!(
+                "{what} reads int32 indices; this matrix reads the caller's int64 arrays, which only CSR_VECTOR's non-transposed product does"
+            )));
+        }
+        Ok(())
     }
 
     /// True when the arrays are the caller's ([`GpuCsr::borrowed`]).
@@ -156,11 +177,12 @@ impl<T: Scalar> GpuCsr<T> {
             transpose_params,
             rows,
             cols,
-            nnz: col_ind.bytes() / 4,
+            nnz: values.bytes() / std::mem::size_of::<T>(),
             row_ptr,
             col_ind,
             values,
             slot,
+            index64: false,
             dev: dev.clone(),
             _t: PhantomData,
         })
@@ -227,6 +249,7 @@ impl<T: Scalar> GpuCsr<T> {
 
     /// y = alpha*A^T*x + beta*y: scale y, then the atomic transpose kernel.
     pub fn spmv_transpose(&self, stream: Stream, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        self.refuse_index64("the transposed product")?;
         self.scale(stream, self.cols, y, beta)?;
         if self.rows == 0 || self.nnz == 0 {
             return Ok(());
@@ -340,6 +363,7 @@ impl<T: Scalar> GpuCsr<T> {
     /// matrix that was kept on the device. Only for a CSR without a value map (the imported
     /// ones): the host copy then maps the caller's entries to themselves too.
     pub fn download(&self, stream: Stream) -> Result<Csr<T>> {
+        self.refuse_index64("a host copy")?;
         if self.slot.is_some() {
             return Err(Error::Internal(
                 "a CSR with a value map is never kept on the device alone".into(),

@@ -50,17 +50,21 @@ impl<T: Scalar> std::fmt::Debug for CsrVectorGpu<T> {
     }
 }
 
-fn load<T: Scalar>(dev: &Device, coops: &[u32]) -> Result<Vec<(u32, Function)>> {
+/// The kernels for `coops`: `csr_vector_spmv_<T>`, or `csr_vector_spmv_i64_<T>` for a CSR of
+/// int64 indices (a caller's arrays read in place).
+fn load<T: Scalar>(dev: &Device, coops: &[u32], index64: bool) -> Result<Vec<(u32, Function)>> {
+    let name = format!(
+        "csr_vector_spmv_{}{}",
+        if index64 { "i64_" } else { "" },
+        suffix::<T>()
+    );
     let mut out: Vec<(u32, Function)> = Vec::new();
     for &c in coops {
         if out.iter().any(|(k, _)| *k == c) {
             continue;
         }
         let m = dev.module(&KernelSpec::new(&params::KERNELS, &[c as i64])?)?;
-        out.push((
-            c,
-            m.function(&format!("csr_vector_spmv_{}", suffix::<T>()))?,
-        ));
+        out.push((c, m.function(&name)?));
     }
     Ok(out)
 }
@@ -93,9 +97,11 @@ fn run<T: Scalar>(
         .push(alpha)
         .push(beta)
         .push(p.repeat as i32);
-    // SAFETY: csr_vector_spmv_<T>(int rows, const int* row_ptr, const int* col_ind,
-    // const T* values, const T* x, T* y, T alpha, T beta, int repeat): the CSR arrays are
-    // tessera's own; x holds cols and y rows values (checked by the caller).
+    // SAFETY: csr_vector_spmv_[i64_]<T>(int rows, const I* row_ptr, const I* col_ind,
+    // const T* values, const T* x, T* y, T alpha, T beta, int repeat), I int or long long as
+    // the kernels were loaded for this CSR: its arrays are tessera's own, or the caller's
+    // (validated at create, kept alive by the caller); x holds cols and y rows values (checked
+    // by the caller).
     unsafe {
         launch(
             csr.device(),
@@ -124,7 +130,12 @@ impl<T: Scalar> CsrVectorGpu<T> {
             params::min_blocks(dev.sm_count())
         );
         let (params, kernels, online, tuned) = match tuning {
-            Tuning::None => (fixed, load::<T>(dev, &[fixed.coop])?, None, rule),
+            Tuning::None => (
+                fixed,
+                load::<T>(dev, &[fixed.coop], csr.index64())?,
+                None,
+                rule,
+            ),
             Tuning::Online => {
                 let coops: Vec<u32> = params::COOP_VALUES.iter().map(|&c| c as u32).collect();
                 let tuner = OnlineTuner::new(fixed, stats.rows, T::VALUE_TYPE == ValueType::F64);
@@ -134,12 +145,17 @@ impl<T: Scalar> CsrVectorGpu<T> {
                     end: Event::new(dev)?,
                     pending: false,
                 };
-                (fixed, load::<T>(dev, &coops)?, Some(online), rule)
+                (
+                    fixed,
+                    load::<T>(dev, &coops, csr.index64())?,
+                    Some(online),
+                    rule,
+                )
             }
             Tuning::Quick | Tuning::Exhaustive => {
                 let cands = params::candidates(stats, dev.sm_count(), tuning == Tuning::Exhaustive);
                 let coops: Vec<u32> = cands.iter().map(|p| p.coop).collect();
-                let kernels = load::<T>(dev, &coops)?;
+                let kernels = load::<T>(dev, &coops, csr.index64())?;
                 let (best, text) = Self::tune(dev, stream, csr, stats, &kernels, &cands)?;
                 (best, kernels, None, format!("{rule}; {text}"))
             }
