@@ -6,7 +6,8 @@
 //!   after analyzing again;
 //! - tessera holds none of the arrays (`device_bytes` counts no CSR bytes) and frees none;
 //! - what would copy the arrays is refused with a sentence (update_values, BRC/TILE/BCCOO,
-//!   QUICK), and int64 or base-one arrays are NOT_SUPPORTED.
+//!   QUICK), and base-one arrays are NOT_SUPPORTED;
+//! - int64 arrays are read in place by CSR_VECTOR alone.
 //!
 //! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
 
@@ -157,25 +158,68 @@ fn a_pattern_rewritten_in_place_is_read_by_csr_vector() {
     product(&h, &m, &b, "after the pattern changed in place");
 }
 
+/// int64 arrays (PyTorch's default index type) are read in place by CSR_VECTOR's own int64
+/// kernel; HOLA, the transposed product and a host copy, which read int32, are refused.
 #[test]
-fn only_int32_base_zero_arrays_are_borrowed() {
+fn int64_arrays_are_read_in_place_by_csr_vector() {
+    let Some(h) = gpu() else { return };
+    let _g = shared_device();
+    let dev = h.cuda().unwrap();
+    for spec in ["gen:lap3d7:20", "gen:uniform:30000,9,4"] {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        let rp: Vec<i64> = a.row_ptr().iter().map(|&v| v as i64).collect();
+        let ci: Vec<i64> = a.col_ind().iter().map(|&v| v as i64).collect();
+        let drp = DeviceVec::from_slice(dev, &rp).unwrap();
+        let dci = DeviceVec::from_slice(dev, &ci).unwrap();
+        let mut dv = DeviceVec::from_slice(dev, a.values()).unwrap();
+        let d = DeviceCsr {
+            rows: a.rows(),
+            cols: a.cols(),
+            nnz: a.nnz(),
+            row_ptr: drp.addr(),
+            col_ind: dci.addr(),
+            values: dv.addr(),
+            is64: true,
+            base: IndexBase::Zero,
+        };
+        let mut m = Matrix::<f64>::borrow_device(&h, &d).unwrap().unwrap();
+        let e = m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap_err();
+        assert_eq!(e.status(), Status::NotSupported, "{e}");
+        m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+        assert_eq!(m.info().algorithm, Algorithm::CsrVector);
+        product(&h, &m, &a, &format!("{name} int64"));
+        let mut b = a.clone();
+        b.set_values_from_input(&x_for(a.nnz(), 3)).unwrap();
+        dv.copy_from(b.values()).unwrap();
+        product(
+            &h,
+            &m,
+            &b,
+            &format!("{name} int64 after new values in place"),
+        );
+        let x = DeviceVec::from_slice(dev, &vec![1.0; a.rows()]).unwrap();
+        let y = DeviceVec::from_slice(dev, &vec![0.0; a.cols()]).unwrap();
+        let e = m
+            .spmv_device(&h, Operation::Transpose, 1.0, x.addr(), 0.0, y.addr())
+            .unwrap_err();
+        assert_eq!(e.status(), Status::NotSupported, "{e}");
+        let e = m.csr(&h).unwrap_err();
+        assert_eq!(e.status(), Status::NotSupported, "{e}");
+    }
+}
+
+#[test]
+fn only_base_zero_arrays_are_borrowed() {
     let Some(h) = gpu() else { return };
     let _g = shared_device();
     let (_, a) = tessera::io::load("gen:lap3d7:6").unwrap();
     let arrays = Arrays::<f64>::of(&h, &a);
-    for d in [
-        DeviceCsr {
-            is64: true,
-            ..arrays.descr()
-        },
-        DeviceCsr {
-            base: IndexBase::One,
-            ..arrays.descr()
-        },
-    ] {
-        let e = Matrix::<f64>::borrow_device(&h, &d).unwrap_err();
-        assert_eq!(e.status(), Status::NotSupported, "{e}");
-    }
+    let one = DeviceCsr {
+        base: IndexBase::One,
+        ..arrays.descr()
+    };
+    let e = Matrix::<f64>::borrow_device(&h, &one).unwrap_err();
+    assert_eq!(e.status(), Status::NotSupported, "{e}");
     // Malformed arrays get the import's sentence.
     let bad = DeviceCsr {
         cols: 3,
