@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod background;
+mod borrowed;
 mod create;
 
 pub use background::BackgroundStatus;
@@ -254,39 +255,6 @@ impl<T: Scalar> Matrix<T> {
             select::choose(&self.stats, a, false)?;
         }
         self.analyze_with(handle, now, Tuning::None, Some((later, gate, 0)))
-    }
-
-    /// True for a matrix over the caller's arrays ([`Matrix::borrow_device`]).
-    pub fn is_borrowed(&self) -> bool {
-        self.dcsr.as_ref().is_some_and(|d| d.is_borrowed())
-    }
-
-    /// A matrix over the caller's arrays runs a method that reads them at product time, with
-    /// no background build: AUTO picks between CSR_VECTOR and HOLA by [`select::over_csr`].
-    fn analyze_borrowed(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
-        let alg = match alg {
-            Algorithm::Auto
-                if handle.deterministic() || self.dcsr.as_ref().is_some_and(|d| d.index64()) =>
-            {
-                Algorithm::CsrVector
-            }
-            Algorithm::Auto => select::over_csr(&self.stats),
-            a => a,
-        };
-        let index64 = self.dcsr.as_ref().is_some_and(|d| d.index64());
-        if index64 && alg != Algorithm::CsrVector {
-            return Err(Error::NotSupported(format!(
-                "a matrix over the caller's int64 arrays runs CSR_VECTOR (its kernel reads them in place); {alg} reads int32 indices"
-            )));
-        }
-        if !matches!(alg, Algorithm::CsrVector | Algorithm::Hola)
-            || matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
-        {
-            return Err(Error::NotSupported(format!(
-                "a matrix over the caller's arrays runs CSR_VECTOR or HOLA (their products read the arrays in place) with TUNING_NONE or ONLINE; {alg} with {tuning:?} would copy them"
-            )));
-        }
-        self.analyze_with(handle, alg, tuning, None)
     }
 
     /// As [`Matrix::analyze_then`], with the build waiting for `after` products (or
@@ -681,15 +649,6 @@ impl<T: Scalar> Matrix<T> {
                 .method
                 .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
         }
-    }
-
-    fn refuse_if_borrowed(&self) -> Result<()> {
-        if self.is_borrowed() {
-            return Err(Error::NotSupported(
-                "the matrix reads the caller's own arrays: write the new values there".into(),
-            ));
-        }
-        Ok(())
     }
 
     /// New values for the same pattern, in the caller's original entry order; no re-analysis.
