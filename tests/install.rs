@@ -109,6 +109,10 @@ fn install_puts_library_header_fortran_module_and_pkg_config_file_under_the_pref
             p.display()
         );
     }
+    // The cuSPARSE drop-in, when this build made it (the workspace build does).
+    if lib_dir().join("libtessera_cusparse.so").is_file() {
+        assert!(p.join("lib/libtessera_cusparse.so").is_file());
+    }
     // The installed header and module are the repository's.
     for f in ["include/tessera.h", "include/tessera.f90"] {
         assert_eq!(
