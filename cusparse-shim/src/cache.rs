@@ -4,12 +4,36 @@
 //! count: `TESSERA_CUSPARSE_CACHE` (default 1024).
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// A multiply-rotate hasher (the `FxHash` scheme): every product the shim forwards or takes
+/// looks its matrix up here, and SipHash's protection against chosen keys buys nothing for
+/// device addresses and sizes.
+#[derive(Default)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// A map that forgets its least recently used entry beyond `cap` entries.
 #[derive(Debug)]
 pub struct Lru<K, V> {
-    map: HashMap<K, (V, u64)>,
+    map: HashMap<K, (V, u64), BuildHasherDefault<FastHasher>>,
     cap: usize,
     tick: u64,
 }
@@ -18,7 +42,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Lru<K, V> {
     /// An empty map holding at most `cap` entries (at least 1).
     pub fn new(cap: usize) -> Self {
         Lru {
-            map: HashMap::new(),
+            map: HashMap::default(),
             cap: cap.max(1),
             tick: 0,
         }

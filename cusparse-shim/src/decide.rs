@@ -69,12 +69,51 @@ pub struct Key {
 }
 
 /// `Ok(key)` when tessera can take the call (subject to the matrix's rows, [`rows_fit`]);
-/// `Err(why)` when it goes to the real cuSPARSE.
+/// `Err(why)` when it goes to the real cuSPARSE. The three stages below, in the order the shim
+/// reads the call: the arguments, then the matrix descriptor, then the vectors and the handle's
+/// pointer mode, so that a call it forwards costs as few reads as possible.
 pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
-    if c.format != CUSPARSE_FORMAT_CSR {
-        return Err(format!("format {} (tessera takes CSR)", c.format));
+    decide_args(c.op, c.alg, c.compute)?;
+    let key = decide_matrix(c.format, &c.csr, c.compute, device)?;
+    decide_vectors(&c.csr, c.x, c.y, c.pointer_mode)?;
+    Ok(key)
+}
+
+/// The call's own arguments: non-transpose, a CSR algorithm, an f32 or f64 compute type.
+pub fn decide_args(
+    op: cusparseOperation_t,
+    alg: cusparseSpMVAlg_t,
+    compute: cudaDataType,
+) -> Result<(), String> {
+    if op != CUSPARSE_OPERATION_NON_TRANSPOSE {
+        return Err(format!("operation {op} (tessera takes NON_TRANSPOSE)"));
     }
-    let value_type = match c.csr.value_type {
+    if !matches!(
+        alg,
+        CUSPARSE_SPMV_ALG_DEFAULT | CUSPARSE_SPMV_CSR_ALG1 | CUSPARSE_SPMV_CSR_ALG2
+    ) {
+        return Err(format!("algorithm {alg} (not a CSR one)"));
+    }
+    if !matches!(compute, CUDA_R_32F | CUDA_R_64F) {
+        return Err(format!(
+            "compute type {compute} (tessera takes CUDA_R_32F and CUDA_R_64F)"
+        ));
+    }
+    Ok(())
+}
+
+/// The matrix descriptor: CSR, values of the compute type, int32 or int64 indices alike, base
+/// zero, sizes tessera takes, no NULL array. Its key on `device`.
+pub fn decide_matrix(
+    format: cusparseFormat_t,
+    m: &CsrDescr,
+    compute: cudaDataType,
+    device: i32,
+) -> Result<Key, String> {
+    if format != CUSPARSE_FORMAT_CSR {
+        return Err(format!("format {format} (tessera takes CSR)"));
+    }
+    let value_type = match m.value_type {
         CUDA_R_32F => ValueType::F32,
         CUDA_R_64F => ValueType::F64,
         t => {
@@ -83,14 +122,13 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
             ))
         }
     };
-    let t = c.csr.value_type;
-    if c.compute != t || c.x.1 != t || c.y.1 != t {
+    if compute != m.value_type {
         return Err(format!(
-            "mixed types: A {t}, x {}, y {}, compute {} (tessera takes one type for all)",
-            c.x.1, c.y.1, c.compute
+            "mixed types: A {}, compute {compute} (tessera takes one type for all)",
+            m.value_type
         ));
     }
-    let index64 = match (c.csr.row_type, c.csr.col_type) {
+    let index64 = match (m.row_type, m.col_type) {
         (CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I) => false,
         (CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I) => true,
         (r, c) => {
@@ -99,22 +137,10 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
             ))
         }
     };
-    if c.csr.base != CUSPARSE_INDEX_BASE_ZERO {
+    if m.base != CUSPARSE_INDEX_BASE_ZERO {
         return Err("index base one (tessera reads base-zero arrays in place)".into());
     }
-    if c.op != CUSPARSE_OPERATION_NON_TRANSPOSE {
-        return Err(format!("operation {} (tessera takes NON_TRANSPOSE)", c.op));
-    }
-    if !matches!(
-        c.alg,
-        CUSPARSE_SPMV_ALG_DEFAULT | CUSPARSE_SPMV_CSR_ALG1 | CUSPARSE_SPMV_CSR_ALG2
-    ) {
-        return Err(format!("algorithm {} (not a CSR one)", c.alg));
-    }
-    if c.pointer_mode != CUSPARSE_POINTER_MODE_HOST {
-        return Err("device pointer mode (tessera takes alpha and beta from the host)".into());
-    }
-    let (rows, cols, nnz) = (c.csr.rows, c.csr.cols, c.csr.nnz);
+    let (rows, cols, nnz) = (m.rows, m.cols, m.nnz);
     let max_nnz = if index64 {
         i64::MAX / 16
     } else {
@@ -125,22 +151,41 @@ pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
             "sizes {rows} x {cols}, nnz {nnz} (tessera takes 1 to 2^31-2 rows, and entries up to what the index type holds)"
         ));
     }
-    if c.x.0 != cols || c.y.0 != rows {
-        return Err(format!(
-            "x of {} and y of {} for a {rows} x {cols} matrix (cuSPARSE reports it)",
-            c.x.0, c.y.0
-        ));
-    }
-    if c.csr.row_ptr == 0 || c.csr.col_ind == 0 || c.csr.values == 0 {
+    if m.row_ptr == 0 || m.col_ind == 0 || m.values == 0 {
         return Err("a NULL array (cuSPARSE reports it)".into());
     }
     Ok(Key {
         device,
         dims: [rows, cols, nnz],
-        arrays: [c.csr.row_ptr, c.csr.col_ind, c.csr.values],
+        arrays: [m.row_ptr, m.col_ind, m.values],
         value_type,
         index64,
     })
+}
+
+/// x and y (sizes and types matching the matrix) and the handle's pointer mode (host).
+pub fn decide_vectors(
+    m: &CsrDescr,
+    x: (i64, cudaDataType),
+    y: (i64, cudaDataType),
+    pointer_mode: cusparsePointerMode_t,
+) -> Result<(), String> {
+    if x.1 != m.value_type || y.1 != m.value_type {
+        return Err(format!(
+            "mixed types: A {}, x {}, y {} (tessera takes one type for all)",
+            m.value_type, x.1, y.1
+        ));
+    }
+    if x.0 != m.cols || y.0 != m.rows {
+        return Err(format!(
+            "x of {} and y of {} for a {} x {} matrix (cuSPARSE reports it)",
+            x.0, y.0, m.rows, m.cols
+        ));
+    }
+    if pointer_mode != CUSPARSE_POINTER_MODE_HOST {
+        return Err("device pointer mode (tessera takes alpha and beta from the host)".into());
+    }
+    Ok(())
 }
 
 /// `Ok(())` when tessera's kernel on the CSR arrays (CSR_VECTOR: one launch, no atomics, a

@@ -32,7 +32,7 @@ pub mod engine;
 pub mod real;
 
 use abi::*;
-use decide::{Call, CsrDescr, Key};
+use decide::{CsrDescr, Key};
 use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
@@ -130,24 +130,27 @@ enum Outcome {
     Forward,
 }
 
-/// Reads the call through the real library's getters; `Err(why)` when one of them fails (the
-/// real call then reports the bad argument).
+/// `Ok(())` for `CUSPARSE_STATUS_SUCCESS`, else why `what` failed.
+fn ok(s: cusparseStatus_t, what: &str) -> Result<(), String> {
+    if s == CUSPARSE_STATUS_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what} answered status {s}"))
+    }
+}
+
+/// The matrix descriptor's format and, for CSR, its contents.
 ///
 /// # Safety
-/// `a` holds the application's handle and descriptors, valid or not: only the real library's
-/// getters read them.
-unsafe fn read_call(real: &real::Real, a: &Args) -> Result<(Call, usize), String> {
-    let ok = |s: cusparseStatus_t, what: &str| {
-        if s == CUSPARSE_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(format!("{what} answered status {s}"))
-        }
-    };
+/// `mat` is the application's descriptor, valid or not: only the real getters read it.
+unsafe fn read_matrix(
+    real: &real::Real,
+    mat: cusparseConstSpMatDescr_t,
+) -> Result<(cusparseFormat_t, CsrDescr), String> {
     let mut format = 0;
     // SAFETY: the getter checks its descriptor; format is a valid out-pointer.
     ok(
-        unsafe { (real.get_format)(a.mat, &mut format) },
+        unsafe { (real.get_format)(mat, &mut format) },
         "cusparseSpMatGetFormat",
     )?;
     let mut csr = CsrDescr::default();
@@ -157,7 +160,7 @@ unsafe fn read_call(real: &real::Real, a: &Args) -> Result<(Call, usize), String
         ok(
             unsafe {
                 (real.csr_get)(
-                    a.mat,
+                    mat,
                     &mut csr.rows,
                     &mut csr.cols,
                     &mut csr.nnz,
@@ -174,14 +177,33 @@ unsafe fn read_call(real: &real::Real, a: &Args) -> Result<(Call, usize), String
         )?;
         (csr.row_ptr, csr.col_ind, csr.values) = (rp as u64, ci as u64, v as u64);
     }
+    Ok((format, csr))
+}
+
+/// x and y (size, type, address), the handle's stream and pointer mode.
+struct Rest {
+    x: (i64, cudaDataType, u64),
+    y: (i64, cudaDataType, u64),
+    stream: usize,
+    pointer_mode: cusparsePointerMode_t,
+}
+
+/// The vectors and the handle's state.
+///
+/// # Safety
+/// The application's handle and descriptors, valid or not: only the real getters read them.
+unsafe fn read_rest(real: &real::Real, a: &Args) -> Result<Rest, String> {
     let vec = |d: cusparseConstDnVecDescr_t, what: &str| -> Result<(i64, i32, u64), String> {
         let (mut n, mut t, mut p) = (0i64, 0, std::ptr::null());
         // SAFETY: the getter checks its descriptor; the out-pointers are valid.
         ok(unsafe { (real.dnvec_get)(d, &mut n, &mut p, &mut t) }, what)?;
+        if p.is_null() {
+            return Err(format!("{what}: a NULL vector (cuSPARSE reports it)"));
+        }
         Ok((n, t, p as u64))
     };
-    let (xn, xt, xp) = vec(a.x, "cusparseConstDnVecGet(x)")?;
-    let (yn, yt, yp) = vec(a.y, "cusparseConstDnVecGet(y)")?;
+    let x = vec(a.x, "cusparseConstDnVecGet(x)")?;
+    let y = vec(a.y, "cusparseConstDnVecGet(y)")?;
     let mut stream = std::ptr::null_mut();
     // SAFETY: the handle is checked by the getter; stream is a valid out-pointer.
     ok(
@@ -194,28 +216,12 @@ unsafe fn read_call(real: &real::Real, a: &Args) -> Result<(Call, usize), String
         unsafe { (real.get_pointer_mode)(a.handle, &mut pointer_mode) },
         "cusparseGetPointerMode",
     )?;
-    if xp == 0 || yp == 0 {
-        return Err("x or y is NULL (cuSPARSE reports it)".into());
-    }
-    X_Y.with(|c| c.set((xp, yp)));
-    Ok((
-        Call {
-            op: a.op,
-            alg: a.alg,
-            compute: a.compute,
-            pointer_mode,
-            format,
-            csr,
-            x: (xn, xt),
-            y: (yn, yt),
-        },
-        stream as usize,
-    ))
-}
-
-thread_local! {
-    /// x's and y's device addresses of the call being read (a side channel of `read_call`).
-    static X_Y: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    Ok(Rest {
+        x,
+        y,
+        stream: stream as usize,
+        pointer_mode,
+    })
 }
 
 /// The CUDA device current on this thread (cuSPARSE works on it), if any.
@@ -243,64 +249,96 @@ fn capturing(stream: usize) -> bool {
         || status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
 }
 
-/// The key of a call tessera could take, with its stream; `None` (logged) when it goes to
-/// the real library.
+/// A call tessera can take, read in full.
+struct Read {
+    key: Key,
+    rest: Rest,
+    /// What was decided for the matrix before, if anything.
+    entry: Option<std::sync::Arc<engine::Entry>>,
+}
+
+/// Reads the call in [`decide`]'s three stages, stopping at the first reason to forward it
+/// (logged once per matrix). With `product`, a matrix already known as forwarded stops after
+/// the matrix stage: a forwarded product costs two getter calls and a cache look-up.
 ///
 /// # Safety
-/// As [`read_call`].
-unsafe fn key_of(real: &real::Real, a: &Args) -> Option<(Key, usize)> {
-    // SAFETY: the caller's arguments, read through the real getters.
-    let (call, stream) = match unsafe { read_call(real, a) } {
-        Ok(c) => c,
+/// The application's arguments, read through the real getters.
+unsafe fn read(real: &real::Real, a: &Args, product: bool) -> Option<Read> {
+    if let Err(why) = decide::decide_args(a.op, a.alg, a.compute) {
+        log_once((0, &why), || format!("forwarded: {why}"));
+        return None;
+    }
+    // SAFETY: as above.
+    let (format, csr) = match unsafe { read_matrix(real, a.mat) } {
+        Ok(m) => m,
         Err(why) => {
             log_once((a.mat as u64, "read"), || format!("forwarded: {why}"));
             return None;
         }
     };
-    // The device is the last thing looked at: a call forwarded for its own reasons says so.
-    match decide::decide(&call, 0) {
-        Ok(k) => {
-            let Some(device) = current_device() else {
-                log_once((0, "device"), || {
-                    "forwarded: no current CUDA context".into()
-                });
-                return None;
-            };
-            Some((Key { device, ..k }, stream))
-        }
+    let dims = || format!("{} x {}, nnz {}", csr.rows, csr.cols, csr.nnz);
+    let key = match decide::decide_matrix(format, &csr, a.compute, 0) {
+        Ok(k) => k,
         Err(why) => {
-            log_once((call.csr.values, &why), || match call.format {
-                CUSPARSE_FORMAT_CSR => format!(
-                    "forwarded {} x {}, nnz {}: {why}",
-                    call.csr.rows, call.csr.cols, call.csr.nnz
-                ),
+            log_once((csr.values, &why), || match format {
+                CUSPARSE_FORMAT_CSR => format!("forwarded {}: {why}", dims()),
                 _ => format!("forwarded: {why}"),
             });
-            None
+            return None;
         }
+    };
+    // The device is looked at after the call's own reasons: a forwarded call says why.
+    let Some(device) = current_device() else {
+        log_once((0, "device"), || {
+            "forwarded: no current CUDA context".into()
+        });
+        return None;
+    };
+    let key = Key { device, ..key };
+    let entry = engine::cached(&key);
+    if product && matches!(entry.as_deref(), Some(engine::Entry::Refused(_))) {
+        return None;
     }
+    // SAFETY: as above.
+    let rest = match unsafe { read_rest(real, a) } {
+        Ok(r) => r,
+        Err(why) => {
+            log_once((csr.values, "rest"), || {
+                format!("forwarded {}: {why}", dims())
+            });
+            return None;
+        }
+    };
+    let xy = |v: (i64, cudaDataType, u64)| (v.0, v.1);
+    if let Err(why) = decide::decide_vectors(&csr, xy(rest.x), xy(rest.y), rest.pointer_mode) {
+        log_once((csr.values, &why), || {
+            format!("forwarded {}: {why}", dims())
+        });
+        return None;
+    }
+    Some(Read { key, rest, entry })
 }
 
 /// The shim's `cusparseSpMV`.
 ///
 /// # Safety
-/// As [`read_call`]; alpha and beta are host pointers to the value type when the call is
-/// taken (host pointer mode, checked).
+/// As [`read`]; alpha and beta are host pointers to the value type when the call is taken
+/// (host pointer mode, checked).
 unsafe fn spmv(real: &real::Real, a: &Args) -> Outcome {
     // SAFETY: as above.
-    let Some((key, stream)) = (unsafe { key_of(real, a) }) else {
+    let Some(Read { key, rest, entry }) = (unsafe { read(real, a, true) }) else {
         return Outcome::Forward;
     };
-    let entry = match engine::cached(&key) {
+    let entry = match entry {
         Some(e) => e,
-        None if capturing(stream) => {
+        None if capturing(rest.stream) => {
             log_once((key.arrays[2], "capture"), || {
                 "forwarded: the first product of a matrix inside a graph capture (tessera analyzes it outside one)".into()
             });
             return Outcome::Forward;
         }
         None => {
-            let e = engine::analyze(key, a.handle as usize, stream);
+            let e = engine::analyze(key, a.handle as usize, rest.stream);
             log_line(engine::describe(&key, &e));
             e
         }
@@ -322,14 +360,13 @@ unsafe fn spmv(real: &real::Real, a: &Args) -> Outcome {
             tessera::ValueType::F64 => (*(a.alpha as *const f64), *(a.beta as *const f64)),
         }
     };
-    let (x, y) = X_Y.with(|c| c.get());
     let p = engine::Product {
         handle: a.handle as usize,
-        stream,
+        stream: rest.stream,
         alpha,
         beta,
-        x,
-        y,
+        x: rest.x.2,
+        y: rest.y.2,
     };
     match engine::run(&key, m, &p) {
         Ok(()) => Outcome::Done,
@@ -435,11 +472,11 @@ pub unsafe extern "C" fn cusparseSpMV_preprocess(
     }
     // SAFETY: as in cusparseSpMV; a panic is caught (the real preprocess has succeeded).
     let _ = std::panic::catch_unwind(|| unsafe {
-        if let Some((key, stream)) = key_of(real, &a) {
-            engine::forget(&key);
-            if !capturing(stream) {
-                let e = engine::analyze(key, a.handle as usize, stream);
-                log_line(engine::describe(&key, &e));
+        if let Some(r) = read(real, &a, false) {
+            engine::forget(&r.key);
+            if !capturing(r.rest.stream) {
+                let e = engine::analyze(r.key, a.handle as usize, r.rest.stream);
+                log_line(engine::describe(&r.key, &e));
             }
         }
     });
