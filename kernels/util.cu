@@ -105,10 +105,11 @@ extern "C" __global__ void util_import_rows(long long rows, long long nnz, long 
                 if (a > 0 && util_index(col_ind, is64, a - 1) > c0) ++bdesc;
             }
         }
-        out[i] = (int)a;
+        // out == NULL: validate and measure only (a CSR tessera reads in place).
+        if (out) out[i] = (int)a;
         if (i == 0 && a != 0) status[9] = 1;
         if (i == rows - 1) {
-            out[rows] = (int)b;
+            if (out) out[rows] = (int)b;
             if (b != nnz) status[10] = 1;
         }
     }
@@ -139,7 +140,7 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
         const long long raw = util_index(col_ind, is64, k);
         const long long c = raw - base;
         if (c < 0 || c >= cols) atomicMax(&status[1], ~(unsigned long long)k);
-        out[k] = (int)c;
+        if (out) out[k] = (int)c;
         if (k + 1 < nnz && raw > util_index(col_ind, is64, k + 1)) ++desc;
     }
     // One warp reduction and one atomic per warp, after the loop (every lane gets here).

@@ -124,9 +124,12 @@ fn convert(
     let cols_fn = util.function("util_import_cols")?;
     let t0 = std::time::Instant::now();
     // tessera's three arrays and the kernels' status words: one allocation.
+    // Inspecting only (no value_bytes): the kernels get NULL outputs and write nothing but the
+    // status words.
+    let keep = value_bytes.is_some();
     let sizes = [
-        (p.rows + 1) * 4,
-        p.nnz * 4,
+        if keep { (p.rows + 1) * 4 } else { 0 },
+        if keep { p.nnz * 4 } else { 0 },
         p.nnz * value_bytes.unwrap_or(0),
         STATUS * 8,
     ];
@@ -154,7 +157,7 @@ fn convert(
         // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1,
         // status STATUS words.
         unsafe { launch(dev, &rows_fn, grid(p.rows), BLOCK, stream, args) }?;
-    } else {
+    } else if keep {
         copy_to_device(dev, stream, &[0i32], row_ptr.addr())?;
     }
     if p.nnz > 0 {
@@ -204,10 +207,18 @@ fn convert(
     if status[1] != 0 {
         let k = !status[1] as usize;
         let c = index(p.col_ind, k)?;
-        // row_ptr is valid and converted: the row of entry k, for the message.
-        let mut rp = crate::csr::try_vec_touched(p.rows + 1, 0i32, "row_ptr")?;
-        copy_to_host(dev, stream, row_ptr.addr(), &mut rp)?;
-        let row = rp.partition_point(|&e| e as usize <= k) - 1;
+        // row_ptr is valid (checked above): the row of entry k, for the message, by a binary
+        // search over the caller's row_ptr (a few reads of one index each).
+        let (mut lo, mut hi) = (0usize, p.rows);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if index(p.row_ptr, mid)? - base <= k as i64 {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let row = lo;
         return Err(Error::InvalidMatrix(format!(
             "col_ind[{k}] = {c} (row {}) is out of range: with cols = {} and base {base} columns run from {base} to {}",
             row as i64 + base,
