@@ -11,7 +11,8 @@
 #   off    LD_PRELOAD=SHIM.so TESSERA_CUSPARSE=off (everything forwarded)
 # and runs, in this order:
 #   checks    once each way, TESSERA_CUSPARSE_LOG=1 where the shim is: spmv_compare --check (its
-#             16 cases; the EXTRA matrices only default_beta0), cupy_spmv.py and torch_spmv.py
+#             19 cases, CUDA graphs and 4 threads among them; the EXTRA matrices only
+#             default_beta0), cupy_spmv.py and torch_spmv.py
 #             (all their checks, with short timings left unused)
 #   timings   the shim's log off, checks off (--no-check): spmv_compare --time N, cupy_spmv.py
 #             and torch_spmv.py --iters N (median of 5 blocks), every matrix, each program
@@ -106,10 +107,11 @@ echo "== ${#mats[@]} matrices and ${#extra[@]} large (${extra[*]}), N=$iters, RE
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/GPU /'
 
 # The toolkit's lib64 as the binary's rpath: libcusparse.so.12 is found without LD_LIBRARY_PATH,
-# which is left alone (the Python programs load their own CUDA libraries). -ldl for dlopen (part
-# of libc from glibc 2.34 on, where -ldl is an empty library).
+# which is left alone (the Python programs load their own CUDA libraries). -ldl for dlopen and
+# -lpthread for the threads case (both part of libc from glibc 2.34 on, where they are empty
+# libraries).
 cudalib=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/../lib64
-if ! nvcc -O2 -o "$work/spmv_compare" "$here/spmv_compare.c" -lcusparse -lcudart -ldl \
+if ! nvcc -O2 -o "$work/spmv_compare" "$here/spmv_compare.c" -lcusparse -lcudart -ldl -lpthread \
   -Xlinker -rpath -Xlinker "$cudalib" >"$logs/build.log" 2>&1; then
   cat "$logs/build.log"
   echo "RESULT FAIL: nvcc"

@@ -3,7 +3,7 @@
  * program only calls cuSPARSE, so whatever the shim takes or forwards must come out right.
  *
  * Build (C99 and C++ both: nvcc builds a .c file as C, and the same text builds as C++):
- *   nvcc -O2 -o spmv_compare spmv_compare.c -lcusparse -lcudart -ldl
+ *   nvcc -O2 -o spmv_compare spmv_compare.c -lcusparse -lcudart -ldl -lpthread
  *
  * Usage:
  *   spmv_compare [--check] [--time N] [--overhead N] [--no-check] [--cases NAME,NAME...]
@@ -59,6 +59,24 @@
  *                   a product on any other stream reads the old x or is read before it is done
  *   beta_one_twice  alpha 1, beta 1, twice in a row: y = y0 + 2 A x
  *   alpha0          alpha 0, beta 0.5: y = 0.5 y0 (A is not to matter)
+ *   graph           one product outside any capture (the shim meets the matrix there), then on the
+ *                   non-blocking stream cusparseSpMV captured into a CUDA graph
+ *                   (cudaStreamCaptureModeGlobal) and instantiated; three launches, each after a
+ *                   new x copied into the same device x (and NaN into y) on that stream, y copied
+ *                   back and compared; the values rewritten in place (same array) between the
+ *                   2nd and the 3rd launch: the 3rd must use them. A shim that knows the matrix
+ *                   takes the captured call: its kernel must land in the graph, on that stream
+ *   graph_first     a matrix seen for the first time inside a capture: fresh device copies of
+ *                   the three arrays (new addresses, so a new key for the shim, which forwards
+ *                   this first call: its analysis would wait), captured (while x holds the second
+ *                   x), instantiated; the first x and NaN into y on the stream, launched and
+ *                   compared; then one product outside any capture on the same descriptor (the
+ *                   second x, beta -0.5)
+ *   threads         4 threads, each with its own cuSPARSE handle, non-blocking stream, x, y,
+ *                   buffer and descriptors over the same (read-only, shared) device matrix
+ *                   arrays; they start together, each runs 50 products back to back with a new
+ *                   alpha each (beta 0 over a NaN y), its y checked after the 25th and the 50th;
+ *                   one CASE line, FAIL when any thread failed
  * Timing (--time N), per matrix and type, host clock, cudaDeviceSynchronize at both ends:
  *   spmv_us      one set of descriptors, one buffer: N warm cusparseSpMV calls, mean per call
  *   percall_us   CuPy's pattern: create SpMat + 2 DnVec, bufferSize, the buffer reused (grown
@@ -85,6 +103,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +181,7 @@ static void report_error(int line, const char *call, const char *name, const cha
 
 /* ---- what a case allocates, freed by the driver after it (also when it fails half-way) ---- */
 
-enum { R_DEV, R_PINNED, R_MAT, R_VEC };
+enum { R_DEV, R_PINNED, R_HOST, R_MAT, R_VEC, R_GRAPH, R_GEXEC };
 typedef struct {
     int kind;
     const void *p;
@@ -193,7 +212,10 @@ static void release_all(void) {
         switch (r.kind) {
         case R_DEV: cudaFree((void *)r.p); break;
         case R_PINNED: cudaFreeHost((void *)r.p); break;
+        case R_HOST: free((void *)r.p); break;
         case R_MAT: cusparseDestroySpMat((cusparseConstSpMatDescr_t)r.p); break;
+        case R_GRAPH: cudaGraphDestroy((cudaGraph_t)r.p); break;
+        case R_GEXEC: cudaGraphExecDestroy((cudaGraphExec_t)r.p); break;
         default: cusparseDestroyDnVec((cusparseConstDnVecDescr_t)r.p); break;
         }
     }
@@ -209,6 +231,13 @@ static int pinned_alloc(void **p, size_t bytes) {
     CK(cudaMallocHost(p, bytes ? bytes : 1));
     track(R_PINNED, *p);
     return 0;
+}
+
+/* Plain host memory of a case (freed by the driver after it). */
+static void *host_alloc(size_t bytes) {
+    void *p = xmalloc(bytes);
+    track(R_HOST, p);
+    return p;
 }
 
 /* ---- matrices: Matrix Market files and the built-in edge cases ---- */
@@ -1041,6 +1070,302 @@ static int case_alpha0(Ctx *c, Out *o) {
     return plain_product(c, o, CUSPARSE_SPMV_ALG_DEFAULT, 0.0, 0.5, c->d_val, c->val);
 }
 
+/* ---- CUDA graphs and threads ---- */
+
+/* Capture one cusparseSpMV (A x, ALG_DEFAULT) on stream s, which must be the handle's stream, into
+   a graph (cudaStreamCaptureModeGlobal) and instantiate it; both tracked. The capture is ended
+   also when the call fails inside it, so the stream is never left capturing. */
+static int capture_spmv(const Ctx *c, cudaStream_t s, const void *alpha, cusparseConstSpMatDescr_t a,
+                        cusparseConstDnVecDescr_t x, const void *beta, cusparseDnVecDescr_t y, void *buf,
+                        cudaGraph_t *graph, cudaGraphExec_t *exec) {
+    cusparseStatus_t st;
+    cudaError_t end;
+    *graph = NULL;
+    *exec = NULL;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    st = cusparseSpMV(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, a, x, beta, y, c->dt, CUSPARSE_SPMV_ALG_DEFAULT,
+                      buf);
+    end = cudaStreamEndCapture(s, graph);
+    if (*graph != NULL) track(R_GRAPH, *graph);
+    SK(st);
+    if (end != cudaSuccess) {
+        report_error(__LINE__, "cudaStreamEndCapture(s, graph)", cudaGetErrorName(end), cudaGetErrorString(end));
+        return -1;
+    }
+    CK(cudaGraphInstantiate(exec, *graph, 0)); /* the CUDA 12+ signature: flags, no error node */
+    track(R_GEXEC, *exec);
+    return 0;
+}
+
+static int drop_graph(cudaGraph_t graph, cudaGraphExec_t exec) {
+    untrack(exec);
+    CK(cudaGraphExecDestroy(exec));
+    untrack(graph);
+    CK(cudaGraphDestroy(graph));
+    return 0;
+}
+
+static int case_graph(Ctx *c, Out *o) {
+    const HostCsr *m = c->m;
+    const cudaStream_t s = c->stream;
+    cusparseSpMatDescr_t a;
+    cusparseDnVecDescr_t x, y;
+    Scal al = scal(1.5), be = scal(0.0);
+    size_t bytes = 0;
+    void *buf = NULL, *px = NULL, *py = NULL, *pnan = NULL;
+    double *hx = (double *)host_alloc(sizeof(double) * (size_t)c->n);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    int round;
+    int64_t i;
+    TRY(pinned_alloc(&px, c->esz * (size_t)c->n));
+    TRY(pinned_alloc(&py, c->esz * (size_t)c->n));
+    TRY(pinned_alloc(&pnan, c->esz * (size_t)c->n));
+    memcpy(pnan, c->t_nan, c->esz * (size_t)c->n);
+    TRY(make_a(c, &a, c->d_val));
+    TRY(make_xy(c, &x, &y));
+    SK(cusparseSpMV_bufferSize(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(c, &al), a, x, sp(c, &be), y, c->dt,
+                               CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    if (bytes > 0) TRY(dev_alloc(&buf, bytes));
+    /* Outside any capture, on the default stream: the shim meets (analyzes) the matrix here. */
+    TRY(prefill_y(c, m->rows, 0.0));
+    SK(cusparseSpMV(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(c, &al), a, x, sp(c, &be), y, c->dt,
+                    CUSPARSE_SPMV_ALG_DEFAULT, buf));
+    reference(c, c->val, 0, 1.5, c->x, 0.0);
+    TRY(check_y(c, m->rows, o));
+    /* Captured on the non-blocking stream: nothing runs until the graph is launched. */
+    SK(cusparseSetStream(c->h, s));
+    TRY(capture_spmv(c, s, sp(c, &al), a, x, sp(c, &be), y, buf, &graph, &exec));
+    for (round = 0; round < 3; ++round) {
+        for (i = 0; i < c->n; ++i) hx[i] = in_type(c, unit((uint64_t)i, 10 + (uint64_t)round));
+        to_type(c, px, hx, c->n);
+        /* All on the stream: the new x into the same device x, NaN into y (beta 0 must not read
+           it, and a launch that writes nothing shows), before the 3rd launch the second values
+           into the same values array, the launch, y back. */
+        CK(cudaMemcpyAsync(c->d_x, px, c->esz * (size_t)m->cols, cudaMemcpyHostToDevice, s));
+        CK(cudaMemcpyAsync(c->d_y, pnan, c->esz * (size_t)m->rows, cudaMemcpyHostToDevice, s));
+        if (round == 2) CK(cudaMemcpyAsync(c->d_val, c->t_val2, c->esz * (size_t)m->nnz, cudaMemcpyHostToDevice, s));
+        CK(cudaGraphLaunch(exec, s));
+        CK(cudaMemcpyAsync(py, c->d_y, c->esz * (size_t)m->rows, cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        reference(c, round == 2 ? c->val2 : c->val, 0, 1.5, hx, 0.0);
+        compare_host(c, py, m->rows, o);
+    }
+    return drop_graph(graph, exec);
+}
+
+static int case_graph_first(Ctx *c, Out *o) {
+    const HostCsr *m = c->m;
+    const cudaStream_t s = c->stream;
+    cusparseSpMatDescr_t a;
+    cusparseDnVecDescr_t x, y;
+    Scal al = scal(1.5), be = scal(0.0), al2 = scal(2.0), be2 = scal(-0.5);
+    size_t bytes = 0;
+    void *buf = NULL, *dr = NULL, *dc = NULL, *dv = NULL;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    /* Fresh copies of all three arrays while the originals are still allocated: addresses the
+       shim has not met for this matrix (only a freed copy of an earlier matrix of the same sizes
+       could give them back). */
+    TRY(dev_copy(&dr, m->rowptr, sizeof(int32_t) * (size_t)(m->rows + 1)));
+    TRY(dev_copy(&dc, m->colind, sizeof(int32_t) * (size_t)m->nnz));
+    TRY(dev_copy(&dv, c->t_val, c->esz * (size_t)m->nnz));
+    TRY(make_csr(c, &a, dr, dc, dv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO));
+    TRY(make_xy(c, &x, &y));
+    SK(cusparseSpMV_bufferSize(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(c, &al), a, x, sp(c, &be), y, c->dt,
+                               CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    if (bytes > 0) TRY(dev_alloc(&buf, bytes));
+    /* The second x while capturing: a product run then instead of captured would use it. */
+    TRY(upload(c, c->d_x, c->t_x2, m->cols));
+    CK(cudaDeviceSynchronize()); /* the uploads (default stream) done before the other stream reads */
+    /* The first product of this matrix, inside a capture: the shim forwards it. */
+    SK(cusparseSetStream(c->h, s));
+    TRY(capture_spmv(c, s, sp(c, &al), a, x, sp(c, &be), y, buf, &graph, &exec));
+    /* The first x and NaN into y on the stream, then the launch. */
+    CK(cudaMemcpyAsync(c->d_x, c->t_x, c->esz * (size_t)m->cols, cudaMemcpyHostToDevice, s));
+    CK(cudaMemcpyAsync(c->d_y, c->t_nan, c->esz * (size_t)m->rows, cudaMemcpyHostToDevice, s));
+    CK(cudaGraphLaunch(exec, s));
+    reference(c, c->val, 0, 1.5, c->x, 0.0);
+    TRY(check_y(c, m->rows, o));
+    TRY(drop_graph(graph, exec));
+    /* Then outside any capture, same descriptors and stream (the shim's first analysis of it),
+       the second x, beta -0.5. */
+    TRY(upload(c, c->d_x, c->t_x2, m->cols));
+    TRY(prefill_y(c, m->rows, -0.5));
+    CK(cudaDeviceSynchronize());
+    SK(cusparseSpMV(c->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(c, &al2), a, x, sp(c, &be2), y, c->dt,
+                    CUSPARSE_SPMV_ALG_DEFAULT, buf));
+    reference(c, c->val, 0, 2.0, c->x2, -0.5);
+    return check_y(c, m->rows, o);
+}
+
+enum { N_THREADS = 4, THREAD_PRODUCTS = 50 };
+
+/* The threads wait for each other to be set up, then start their products together. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int ready, go;
+} Start;
+
+/* One thread's work. Nothing here is tracked (the resource list is the main thread's): the thread
+   frees what it made. */
+typedef struct {
+    const Ctx *c; /* the case's: matrix, shared device arrays, values in double */
+    Start *start;
+    int id, rc;
+    Out o;
+    /* The thread's own: a copy of the Ctx with its own handle, stream, x (double, for the
+       reference), d_x, d_y, t_y (y on the host), ref and scale; and its descriptors and buffer. */
+    Ctx t;
+    void *t_x;
+    cusparseSpMatDescr_t a;
+    cusparseDnVecDescr_t x, y;
+    void *buf;
+} Job;
+
+/* The alpha of product k of thread id: a new one each time, exact in f32. */
+static double thread_alpha(int id, int k) { return 0.5 + 0.125 * k + 0.0625 * id; }
+
+static int thread_setup(Job *j) {
+    const Ctx *c = j->c;
+    Ctx *t = &j->t;
+    const HostCsr *m = c->m;
+    Scal al = scal(1.0), be = scal(0.0);
+    size_t bytes = 0;
+    int64_t i;
+    t->x = (double *)xmalloc(sizeof(double) * (size_t)c->n);
+    t->ref = (double *)xmalloc(sizeof(double) * (size_t)c->n);
+    t->scale = (double *)xmalloc(sizeof(double) * (size_t)c->n);
+    t->t_y = xmalloc(c->esz * (size_t)c->n);
+    j->t_x = xmalloc(c->esz * (size_t)c->n);
+    for (i = 0; i < c->n; ++i) t->x[i] = in_type(c, unit((uint64_t)i, 20 + (uint64_t)j->id));
+    to_type(c, j->t_x, t->x, c->n);
+    SK(cusparseCreate(&t->h));
+    CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
+    SK(cusparseSetStream(t->h, t->stream));
+    CK(cudaMalloc(&t->d_x, c->esz * (size_t)c->n));
+    CK(cudaMalloc(&t->d_y, c->esz * (size_t)c->n));
+    /* Pageable host memory: stream-ordered all the same. NaN into y: beta 0 must not read it. */
+    CK(cudaMemcpyAsync(t->d_x, j->t_x, c->esz * (size_t)m->cols, cudaMemcpyHostToDevice, t->stream));
+    CK(cudaMemcpyAsync(t->d_y, c->t_nan, c->esz * (size_t)m->rows, cudaMemcpyHostToDevice, t->stream));
+    SK(cusparseCreateCsr(&j->a, m->rows, m->cols, m->nnz, c->d_rowptr, c->d_colind, c->d_val, CUSPARSE_INDEX_32I,
+                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, c->dt));
+    SK(cusparseCreateDnVec(&j->x, m->cols, t->d_x, c->dt));
+    SK(cusparseCreateDnVec(&j->y, m->rows, t->d_y, c->dt));
+    SK(cusparseSpMV_bufferSize(t->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(c, &al), j->a, j->x, sp(c, &be), j->y,
+                               c->dt, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    if (bytes > 0) CK(cudaMalloc(&j->buf, bytes));
+    return 0;
+}
+
+/* THREAD_PRODUCTS products back to back on the thread's stream, y checked after the middle one and
+   the last. */
+static int thread_run(Job *j) {
+    Ctx *t = &j->t;
+    const HostCsr *m = t->m;
+    int k;
+    for (k = 0; k < THREAD_PRODUCTS; ++k) {
+        double alpha = thread_alpha(j->id, k);
+        Scal al = scal(alpha), be = scal(0.0);
+        SK(cusparseSpMV(t->h, CUSPARSE_OPERATION_NON_TRANSPOSE, sp(t, &al), j->a, j->x, sp(t, &be), j->y, t->dt,
+                        CUSPARSE_SPMV_ALG_DEFAULT, j->buf));
+        if (k == THREAD_PRODUCTS / 2 - 1 || k == THREAD_PRODUCTS - 1) {
+            CK(cudaMemcpyAsync(t->t_y, t->d_y, t->esz * (size_t)m->rows, cudaMemcpyDeviceToHost, t->stream));
+            CK(cudaStreamSynchronize(t->stream));
+            reference(t, t->val, 0, alpha, t->x, 0.0);
+            compare_host(t, t->t_y, m->rows, &j->o);
+        }
+    }
+    return 0;
+}
+
+static void *thread_main(void *arg) {
+    Job *j = (Job *)arg;
+    Ctx *t = &j->t;
+    int rc = thread_setup(j);
+    pthread_mutex_lock(&j->start->lock);
+    ++j->start->ready;
+    pthread_cond_broadcast(&j->start->cond);
+    while (!j->start->go) pthread_cond_wait(&j->start->cond, &j->start->lock);
+    pthread_mutex_unlock(&j->start->lock);
+    if (rc == 0) rc = thread_run(j);
+    if (j->a != NULL) cusparseDestroySpMat(j->a);
+    if (j->x != NULL) cusparseDestroyDnVec(j->x);
+    if (j->y != NULL) cusparseDestroyDnVec(j->y);
+    if (t->stream != NULL) {
+        cudaError_t e = cudaStreamSynchronize(t->stream);
+        if (e != cudaSuccess) {
+            report_error(__LINE__, "cudaStreamSynchronize(t->stream)", cudaGetErrorName(e), cudaGetErrorString(e));
+            rc = -1;
+        }
+    }
+    cudaFree(j->buf);
+    cudaFree(t->d_x);
+    cudaFree(t->d_y);
+    if (t->stream != NULL) cudaStreamDestroy(t->stream);
+    if (t->h != NULL) cusparseDestroy(t->h);
+    free(t->x);
+    free(t->ref);
+    free(t->scale);
+    free(t->t_y);
+    free(j->t_x);
+    j->rc = rc;
+    return NULL;
+}
+
+static int case_threads(Ctx *c, Out *o) {
+    Job jobs[N_THREADS];
+    pthread_t tid[N_THREADS];
+    Start start;
+    int i, started = 0, rc = 0;
+    memset(&start, 0, sizeof start);
+    if (pthread_mutex_init(&start.lock, NULL) != 0 || pthread_cond_init(&start.cond, NULL) != 0) {
+        report_error(__LINE__, "pthread_mutex_init / pthread_cond_init", "failed", "?");
+        return -1;
+    }
+    for (i = 0; i < N_THREADS; ++i) {
+        Job *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        j->c = c;
+        j->start = &start;
+        j->id = i;
+        j->rc = -1;
+        j->o.maxrel = 0.0;
+        j->o.nan = 0;
+        /* The thread's own fields start empty: the thread fills them, and frees what it filled. */
+        j->t = *c;
+        j->t.h = NULL;
+        j->t.stream = NULL;
+        j->t.x = j->t.ref = j->t.scale = NULL;
+        j->t.t_y = NULL;
+        j->t.d_x = j->t.d_y = NULL;
+    }
+    for (i = 0; i < N_THREADS; ++i) {
+        if (pthread_create(&tid[i], NULL, thread_main, &jobs[i]) != 0) {
+            report_error(__LINE__, "pthread_create", "failed", "?");
+            rc = -1;
+            break;
+        }
+        ++started;
+    }
+    /* All set up (or failed to), then all go at once. */
+    pthread_mutex_lock(&start.lock);
+    while (start.ready < started) pthread_cond_wait(&start.cond, &start.lock);
+    start.go = 1;
+    pthread_cond_broadcast(&start.cond);
+    pthread_mutex_unlock(&start.lock);
+    for (i = 0; i < started; ++i) {
+        pthread_join(tid[i], NULL);
+        if (jobs[i].rc != 0) rc = -1;
+        if (!(jobs[i].o.maxrel <= o->maxrel)) o->maxrel = jobs[i].o.maxrel;
+        if (jobs[i].o.nan) o->nan = 1;
+    }
+    pthread_cond_destroy(&start.cond);
+    pthread_mutex_destroy(&start.lock);
+    return rc;
+}
+
 typedef struct {
     const char *name;
     int (*run)(Ctx *, Out *);
@@ -1063,6 +1388,9 @@ static const Case CASES[] = {
     {"stream", case_stream},
     {"beta_one_twice", case_beta_one_twice},
     {"alpha0", case_alpha0},
+    {"graph", case_graph},
+    {"graph_first", case_graph_first},
+    {"threads", case_threads},
 };
 #define N_CASES ((int)(sizeof CASES / sizeof CASES[0]))
 
