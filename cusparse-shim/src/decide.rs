@@ -52,12 +52,11 @@ pub struct CsrDescr {
 }
 
 /// What identifies a matrix across descriptors (CuPy makes a new one for every product): its
-/// arrays, sizes and value type, and the device. The cached analysis of a key reads the arrays
-/// in place, so values changed in them are always seen.
+/// arrays, sizes, value and index types. Device addresses are unique in the process (unified
+/// addressing), so the arrays name the device too: the key needs no driver call. The cached
+/// analysis of a key reads the arrays in place, so values changed in them are always seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Key {
-    /// The CUDA device the arrays are on (the current one at the call).
-    pub device: i32,
     /// Rows, columns, stored entries.
     pub dims: [i64; 3],
     /// row_ptr, col_ind, values.
@@ -72,9 +71,9 @@ pub struct Key {
 /// `Err(why)` when it goes to the real cuSPARSE. The three stages below, in the order the shim
 /// reads the call: the arguments, then the matrix descriptor, then the vectors and the handle's
 /// pointer mode, so that a call it forwards costs as few reads as possible.
-pub fn decide(c: &Call, device: i32) -> Result<Key, String> {
+pub fn decide(c: &Call) -> Result<Key, String> {
     decide_args(c.op, c.alg, c.compute)?;
-    let key = decide_matrix(c.format, &c.csr, c.compute, device)?;
+    let key = decide_matrix(c.format, &c.csr, c.compute)?;
     decide_vectors(&c.csr, c.x, c.y, c.pointer_mode)?;
     Ok(key)
 }
@@ -103,12 +102,11 @@ pub fn decide_args(
 }
 
 /// The matrix descriptor: CSR, values of the compute type, int32 or int64 indices alike, base
-/// zero, sizes tessera takes, no NULL array. Its key on `device`.
+/// zero, sizes tessera takes, no NULL array. Its key.
 pub fn decide_matrix(
     format: cusparseFormat_t,
     m: &CsrDescr,
     compute: cudaDataType,
-    device: i32,
 ) -> Result<Key, String> {
     if format != CUSPARSE_FORMAT_CSR {
         return Err(format!("format {format} (tessera takes CSR)"));
@@ -155,7 +153,6 @@ pub fn decide_matrix(
         return Err("a NULL array (cuSPARSE reports it)".into());
     }
     Ok(Key {
-        device,
         dims: [rows, cols, nnz],
         arrays: [m.row_ptr, m.col_ind, m.values],
         value_type,
@@ -234,8 +231,7 @@ mod tests {
 
     #[test]
     fn a_plain_csr_product_is_taken_under_the_key_of_its_arrays() {
-        let k = decide(&call(), 3).unwrap();
-        assert_eq!(k.device, 3);
+        let k = decide(&call()).unwrap();
         assert_eq!(k.dims, [100, 80, 500]);
         assert_eq!(k.arrays, [0x1000, 0x2000, 0x3000]);
         assert_eq!(k.value_type, ValueType::F64);
@@ -245,27 +241,27 @@ mod tests {
         c.csr.row_type = CUSPARSE_INDEX_64I;
         c.csr.col_type = CUSPARSE_INDEX_64I;
         c.csr.nnz = 1 << 32;
-        assert!(decide(&c, 0).unwrap().index64);
+        assert!(decide(&c).unwrap().index64);
         c.csr.row_type = CUSPARSE_INDEX_32I;
         c.csr.col_type = CUSPARSE_INDEX_32I;
-        assert!(decide(&c, 0).unwrap_err().contains("sizes"));
+        assert!(decide(&c).unwrap_err().contains("sizes"));
         // f32 all through, and each CSR algorithm.
         let mut c = call();
         c.csr.value_type = CUDA_R_32F;
         c.x.1 = CUDA_R_32F;
         c.y.1 = CUDA_R_32F;
         c.compute = CUDA_R_32F;
-        assert_eq!(decide(&c, 0).unwrap().value_type, ValueType::F32);
+        assert_eq!(decide(&c).unwrap().value_type, ValueType::F32);
         for alg in [CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2] {
             let mut c = call();
             c.alg = alg;
-            assert!(decide(&c, 0).is_ok());
+            assert!(decide(&c).is_ok());
         }
         // Another descriptor over the same arrays is the same matrix; other values are not.
         let mut c = call();
         c.csr.values = 0x4000;
-        assert_ne!(decide(&c, 3).unwrap(), k);
-        assert_ne!(decide(&call(), 2).unwrap(), k);
+        assert_ne!(decide(&c).unwrap(), k);
+        assert_eq!(decide(&call()).unwrap(), k);
     }
 
     #[test]
@@ -310,7 +306,7 @@ mod tests {
         for (what, change) in cases {
             let mut c = call();
             change(&mut c);
-            let why = decide(&c, 0).unwrap_err();
+            let why = decide(&c).unwrap_err();
             assert!(
                 why.to_lowercase().contains(&what.to_lowercase()),
                 "{what}: {why}"

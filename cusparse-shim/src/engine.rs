@@ -16,8 +16,8 @@ use tessera::{
 /// What the shim decided for a matrix, kept under its key.
 #[derive(Debug)]
 pub enum Entry {
-    /// tessera runs it.
-    Taken(Box<AnyMatrix>),
+    /// tessera runs it, on this device.
+    Taken(Box<AnyMatrix>, i32),
     /// The real cuSPARSE does, for this reason.
     Refused(String),
 }
@@ -91,11 +91,11 @@ fn handle_for(handle: usize, device: i32) -> tessera::Result<Arc<Mutex<Handle>>>
     Ok(h)
 }
 
-/// Analyzes the matrix of `key` (validating and measuring its arrays on the device, on
+/// Analyzes the matrix of `key` on `device` (validating and measuring its arrays there, on
 /// `stream`, and waiting for it) and keeps the decision.
-pub fn analyze(key: Key, handle: usize, stream: usize) -> Arc<Entry> {
-    let entry = Arc::new(match build(key, handle, stream) {
-        Ok(m) => Entry::Taken(Box::new(m)),
+pub fn analyze(key: Key, device: i32, handle: usize, stream: usize) -> Arc<Entry> {
+    let entry = Arc::new(match build(key, device, handle, stream) {
+        Ok(m) => Entry::Taken(Box::new(m), device),
         Err(why) => Entry::Refused(why),
     });
     let evicted = lock(&engine().cache).insert(key, entry.clone());
@@ -103,9 +103,9 @@ pub fn analyze(key: Key, handle: usize, stream: usize) -> Arc<Entry> {
     entry
 }
 
-fn build(key: Key, handle: usize, stream: usize) -> Result<AnyMatrix, String> {
+fn build(key: Key, device: i32, handle: usize, stream: usize) -> Result<AnyMatrix, String> {
     let text = |e: tessera::Error| e.to_string();
-    let h = handle_for(handle, key.device).map_err(text)?;
+    let h = handle_for(handle, device).map_err(text)?;
     let mut h = lock(&h);
     if h.stream() != stream {
         h.set_stream(stream).map_err(text)?;
@@ -136,10 +136,10 @@ fn build(key: Key, handle: usize, stream: usize) -> Result<AnyMatrix, String> {
     })
 }
 
-/// Runs a taken product: queued on the handle's stream, y = alpha A x + beta y (beta == 0
-/// never reads y).
-pub fn run(key: &Key, m: &AnyMatrix, p: &Product) -> tessera::Result<()> {
-    let h = handle_for(p.handle, key.device)?;
+/// Runs a taken product on `device`: queued on the handle's stream, y = alpha A x + beta y
+/// (beta == 0 never reads y).
+pub fn run(device: i32, m: &AnyMatrix, p: &Product) -> tessera::Result<()> {
+    let h = handle_for(p.handle, device)?;
     let mut h = lock(&h);
     if h.stream() != p.stream {
         h.set_stream(p.stream)?;
@@ -155,11 +155,12 @@ pub fn run(key: &Key, m: &AnyMatrix, p: &Product) -> tessera::Result<()> {
 pub fn describe(key: &Key, entry: &Entry) -> String {
     let [r, c, n] = key.dims;
     let what = format!(
-        "{r} x {c}, nnz {n}, {:?}, device {}",
-        key.value_type, key.device
+        "{r} x {c}, nnz {n}, {:?}{}",
+        key.value_type,
+        if key.index64 { ", int64" } else { "" }
     );
     match entry {
-        Entry::Taken(m) => format!("took {what}: {}", m.info().params),
+        Entry::Taken(m, device) => format!("took {what} on device {device}: {}", m.info().params),
         Entry::Refused(why) => format!("forwarded {what}: {why}"),
     }
 }

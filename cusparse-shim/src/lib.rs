@@ -277,7 +277,7 @@ unsafe fn read(real: &real::Real, a: &Args, product: bool) -> Option<Read> {
         }
     };
     let dims = || format!("{} x {}, nnz {}", csr.rows, csr.cols, csr.nnz);
-    let key = match decide::decide_matrix(format, &csr, a.compute, 0) {
+    let key = match decide::decide_matrix(format, &csr, a.compute) {
         Ok(k) => k,
         Err(why) => {
             log_once((csr.values, &why), || match format {
@@ -287,14 +287,6 @@ unsafe fn read(real: &real::Real, a: &Args, product: bool) -> Option<Read> {
             return None;
         }
     };
-    // The device is looked at after the call's own reasons: a forwarded call says why.
-    let Some(device) = current_device() else {
-        log_once((0, "device"), || {
-            "forwarded: no current CUDA context".into()
-        });
-        return None;
-    };
-    let key = Key { device, ..key };
     let entry = engine::cached(&key);
     if product && matches!(entry.as_deref(), Some(engine::Entry::Refused(_))) {
         return None;
@@ -329,21 +321,35 @@ unsafe fn spmv(real: &real::Real, a: &Args) -> Outcome {
     let Some(Read { key, rest, entry }) = (unsafe { read(real, a, true) }) else {
         return Outcome::Forward;
     };
+    // A matrix taken on another device than the current one: its addresses were freed there
+    // and reused here (unified addressing shares them across devices). Analyze it again.
+    let entry = entry.filter(|e| match &**e {
+        engine::Entry::Taken(_, d) => current_device() == Some(*d),
+        engine::Entry::Refused(_) => true,
+    });
     let entry = match entry {
         Some(e) => e,
-        None if capturing(rest.stream) => {
-            log_once((key.arrays[2], "capture"), || {
-                "forwarded: the first product of a matrix inside a graph capture (tessera analyzes it outside one)".into()
-            });
-            return Outcome::Forward;
-        }
         None => {
-            let e = engine::analyze(key, a.handle as usize, rest.stream);
+            // The device is asked for only here, once per matrix: cuSPARSE works on the
+            // current one (and without a driver there is none).
+            let Some(device) = current_device() else {
+                log_once((0, "device"), || {
+                    "forwarded: no current CUDA context".into()
+                });
+                return Outcome::Forward;
+            };
+            if capturing(rest.stream) {
+                log_once((key.arrays[2], "capture"), || {
+                    "forwarded: the first product of a matrix inside a graph capture (tessera analyzes it outside one)".into()
+                });
+                return Outcome::Forward;
+            }
+            let e = engine::analyze(key, device, a.handle as usize, rest.stream);
             log_line(engine::describe(&key, &e));
             e
         }
     };
-    let engine::Entry::Taken(m) = &*entry else {
+    let engine::Entry::Taken(m, device) = &*entry else {
         return Outcome::Forward;
     };
     if a.alpha.is_null() || a.beta.is_null() {
@@ -368,7 +374,7 @@ unsafe fn spmv(real: &real::Real, a: &Args) -> Outcome {
         x: rest.x.2,
         y: rest.y.2,
     };
-    match engine::run(&key, m, &p) {
+    match engine::run(*device, m, &p) {
         Ok(()) => Outcome::Done,
         Err(e) => {
             // tessera checks before it queues anything: the real library runs the call.
@@ -474,8 +480,9 @@ pub unsafe extern "C" fn cusparseSpMV_preprocess(
     let _ = std::panic::catch_unwind(|| unsafe {
         if let Some(r) = read(real, &a, false) {
             engine::forget(&r.key);
-            if !capturing(r.rest.stream) {
-                let e = engine::analyze(r.key, a.handle as usize, r.rest.stream);
+            // Without a device (no driver) or inside a capture, the next product analyzes.
+            if let Some(device) = current_device().filter(|_| !capturing(r.rest.stream)) {
+                let e = engine::analyze(r.key, device, a.handle as usize, r.rest.stream);
                 log_line(engine::describe(&r.key, &e));
             }
         }
