@@ -12,6 +12,7 @@
  * skew-symmetric: the mirror is stored too) or a built-in matrix: gen:empty-rows (every third
  * row empty), gen:nnz0 (no entries), gen:long-row (one full row among rows of 3: the rows are not
  * alike, so the shim forwards), gen:wide (64 rows of 4000 entries, 300000 columns); and, large,
+ * gen:stencil27:K (the 27-point stencil on a K^3 grid, 26 on the diagonal, -1 off it), and
  * gen:lap3d:K (the 7-point Laplacian on a K^3 grid, row x + K y + K^2 z: 6 on the diagonal, -1
  * off it; K = 128: 2097152 rows, 14581760 entries) and gen:uniform:ROWS,PERROW,SEED (ROWS x ROWS,
  * PERROW distinct columns in each row: candidates (unit(r PERROW + t, 100 + SEED) + 1) / 2 ROWS,
@@ -478,6 +479,31 @@ static void gen_lap3d(HostCsr *m, int64_t K) {
 #undef LAP_PUT
 }
 
+/* gen:stencil27:K, the 27-point stencil on a K^3 grid (26 on the diagonal, -1 for each
+   neighbour), built row by row in order (columns come out sorted). */
+static void gen_stencil27(HostCsr *m, int64_t K) {
+    int64_t x, y, z, r = 0, n = 0, kk = K * K;
+    /* Entries: per axis, 3 neighbours for an inner point and 2 at each end (1 when K = 1). */
+    int64_t per_axis = 3 * (K > 1 ? K - 2 : 0) + (K > 1 ? 4 : 1);
+    int dx, dy, dz;
+    alloc_csr(m, kk * K, kk * K, per_axis * per_axis * per_axis);
+    for (z = 0; z < K; ++z)
+        for (y = 0; y < K; ++y)
+            for (x = 0; x < K; ++x, ++r) {
+                for (dz = -1; dz <= 1; ++dz)
+                    for (dy = -1; dy <= 1; ++dy)
+                        for (dx = -1; dx <= 1; ++dx) {
+                            if (z + dz < 0 || z + dz >= K || y + dy < 0 || y + dy >= K ||
+                                x + dx < 0 || x + dx >= K)
+                                continue;
+                            m->colind[n] = (int32_t)(r + dz * kk + dy * K + dx);
+                            m->val[n++] = (dx == 0 && dy == 0 && dz == 0) ? 26.0 : -1.0;
+                        }
+                m->rowptr[r + 1] = (int32_t)n;
+                if (n - m->rowptr[r] > m->max_row) m->max_row = n - m->rowptr[r];
+            }
+}
+
 /* gen:uniform:ROWS,PERROW,SEED: PERROW random columns a row, sorted, then made distinct (see the
    head of the file; mtxio.py does the same with whole arrays). */
 static int i64_cmp(const void *a, const void *b) {
@@ -527,6 +553,17 @@ static int gen_large(const char *what, HostCsr *m, int *rc, char *err, size_t er
             *rc = -1;
         } else {
             gen_lap3d(m, a);
+            *rc = 0;
+        }
+        return 1;
+    }
+    if (strncmp(what, "stencil27:", 10) == 0) {
+        /* 27 K^3 entries must stay below 2^31 (int32 indices): K <= 430 */
+        if (sscanf(what + 10, "%lld%c", &a, &tail) != 1 || a < 1 || a > 430) {
+            snprintf(err, errlen, "gen:stencil27:K wants 1 <= K <= 430");
+            *rc = -1;
+        } else {
+            gen_stencil27(m, a);
             *rc = 0;
         }
         return 1;

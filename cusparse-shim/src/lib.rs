@@ -20,7 +20,8 @@
 //! one line per matrix (what was taken and how, or why it was forwarded);
 //! `TESSERA_CUSPARSE_LIB` names the real library (default: `libcusparse.so.12`, the one
 //! already loaded, else the loader's); `TESSERA_CUSPARSE_CACHE` bounds the matrices kept
-//! (1024).
+//! (1024); `TESSERA_CUSPARSE_TAKE=all` takes every matrix whatever its rows (a measuring aid:
+//! CSR_VECTOR is far slower than cuSPARSE on long rows).
 //!
 //! Nothing here panics across the C boundary: a panic in the shim's own path answers
 //! `CUSPARSE_STATUS_INTERNAL_ERROR`.
