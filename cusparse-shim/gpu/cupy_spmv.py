@@ -19,7 +19,6 @@ per matrix and type, then a summary; exit 1 on any failure:
          maxrel=<e|skip> [<what failed>]
     SUMMARY ok=<n> fail=<m>"""
 import argparse
-import statistics
 import sys
 import time
 import traceback
@@ -28,17 +27,9 @@ import cupy as cp
 import cupyx.scipy.sparse as csp
 import numpy as np
 
-from mtxio import TOL, calls_for, max_rel, read_csr, reference, vector
+from mtxio import TOL, calls_for, check, read_csr, reference, result_line, vector
 
 WARM = 5
-
-
-def check(label, y, ref, scale, tol, problems):
-    """Compare a device result with the reference; note what fails. Returns maxrel."""
-    rel, nan = max_rel(cp.asnumpy(y), ref, scale)
-    if nan or not rel <= tol:
-        problems.append(f"{label}:maxrel={rel:.3e}{':nan' if nan else ''}")
-    return rel
 
 
 def run(name, shape, indptr, indices, data, dtype, iters, blocks, checking):
@@ -53,8 +44,8 @@ def run(name, shape, indptr, indices, data, dtype, iters, blocks, checking):
     problems = []
     worst = 0.0
     if checking:
-        worst = check("matmul", a @ xd, ref, scale, tol, problems)
-        worst = max(worst, check("dot", a.dot(xd), ref, scale, tol, problems))
+        worst = check("matmul", cp.asnumpy(a @ xd), ref, scale, tol, problems)
+        worst = max(worst, check("dot", cp.asnumpy(a.dot(xd)), ref, scale, tol, problems))
 
     stream = cp.cuda.get_current_stream()
     calls = calls_for(iters, len(data))
@@ -70,14 +61,14 @@ def run(name, shape, indptr, indices, data, dtype, iters, blocks, checking):
         times.append((time.perf_counter() - t0) * 1e6 / calls)
     if not checking:
         return times, calls, None, problems
-    worst = max(worst, check("timed", y, ref, scale, tol, problems))
+    worst = max(worst, check("timed", cp.asnumpy(y), ref, scale, tol, problems))
 
     # Values changed in place (same device array, nothing told): the product must follow.
     # Doubling is exact, so the reference scales exactly.
     for k in (1, 2, 3):
         a.data *= 2
         factor = float(2 ** k)
-        worst = max(worst, check(f"inplace{k}", a @ xd, ref * factor, scale * factor, tol, problems))
+        worst = max(worst, check(f"inplace{k}", cp.asnumpy(a @ xd), ref * factor, scale * factor, tol, problems))
     return times, calls, worst, problems
 
 
@@ -107,10 +98,7 @@ def main():
                       flush=True)
                 fail += 1
                 continue
-            status = "FAIL" if problems else "ok"
-            rel = "skip" if worst is None else f"{worst:.3e}"
-            print(f"CUPY {name} {tname} {status} us={statistics.median(times):.2f} lo={min(times):.2f} "
-                  f"hi={max(times):.2f} calls={calls} maxrel={rel} {' '.join(problems)}".rstrip(), flush=True)
+            print(result_line(f"CUPY {name} {tname}", times, calls, worst, problems), flush=True)
             ok, fail = (ok + 1, fail) if not problems else (ok, fail + 1)
     print(f"SUMMARY ok={ok} fail={fail}", flush=True)
     return 1 if fail else 0

@@ -20,6 +20,8 @@ import io
 import lzma
 import os
 
+import statistics
+
 import numpy as np
 
 CACHE = os.environ.get("TESSERA_MTX_CACHE", "/tmp/tessera_mtx_cache")
@@ -246,6 +248,23 @@ def max_rel(y, ref, scale):
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, diff / np.where(scale > 0, scale, 1.0), np.where(diff > 0, np.inf, 0.0))
     return (float(rel.max()) if rel.size else 0.0), nan
+
+
+def check(label, y, ref, scale, tol, problems):
+    """Compare a result copied to the host (numpy) with the reference; note what fails.
+    Returns maxrel."""
+    rel, nan = max_rel(y, ref, scale)
+    if nan or not rel <= tol:
+        problems.append(f"{label}:maxrel={rel:.3e}{':nan' if nan else ''}")
+    return rel
+
+
+def result_line(label, times, calls, worst, problems):
+    """One greppable result line: ok or FAIL, the median and range of the block times (us)."""
+    status = "FAIL" if problems else "ok"
+    rel = "skip" if worst is None else f"{worst:.3e}"
+    return (f"{label} {status} us={statistics.median(times):.2f} lo={min(times):.2f} hi={max(times):.2f} "
+            f"calls={calls} maxrel={rel} {' '.join(problems)}").rstrip()
 
 
 def vector(n, dtype, salt=1):

@@ -19,7 +19,6 @@ only). One line per matrix, type and index type, then a summary; exit 1 on any f
           calls=<n> maxrel=<e|skip> [<what failed>]
     SUMMARY ok=<n> fail=<m>"""
 import argparse
-import statistics
 import sys
 import time
 import traceback
@@ -27,16 +26,14 @@ import traceback
 import numpy as np
 import torch
 
-from mtxio import TOL, calls_for, max_rel, read_csr, reference, vector
+from mtxio import TOL, calls_for, check, read_csr, reference, result_line, vector
 
 WARM = 5
 
 
-def check(label, y, ref, scale, tol, problems):
-    rel, nan = max_rel(y.cpu().numpy(), ref, scale)
-    if nan or not rel <= tol:
-        problems.append(f"{label}:maxrel={rel:.3e}{':nan' if nan else ''}")
-    return rel
+def _host(y):
+    """A torch result on the host, as numpy."""
+    return y.cpu().numpy()
 
 
 def run(shape, indptr, indices, vals, x, ref, scale, index_dtype, iters, blocks):
@@ -51,8 +48,8 @@ def run(shape, indptr, indices, vals, x, ref, scale, index_dtype, iters, blocks)
     problems = []
     worst = 0.0
     if ref is not None:
-        worst = check("mv", torch.mv(a, xd), ref, scale, tol, problems)
-        worst = max(worst, check("matmul", a @ xd, ref, scale, tol, problems))
+        worst = check("mv", _host(torch.mv(a, xd)), ref, scale, tol, problems)
+        worst = max(worst, check("matmul", _host(a @ xd), ref, scale, tol, problems))
 
     calls = calls_for(iters, len(vals))
     for _ in range(WARM):
@@ -67,13 +64,13 @@ def run(shape, indptr, indices, vals, x, ref, scale, index_dtype, iters, blocks)
         times.append((time.perf_counter() - t0) * 1e6 / calls)
     if ref is None:
         return times, calls, None, problems
-    worst = max(worst, check("timed", y, ref, scale, tol, problems))
+    worst = max(worst, check("timed", _host(y), ref, scale, tol, problems))
 
     # Values changed in place through the values() view; doubling is exact.
     for k in (1, 2):
         a.values().mul_(2)
         factor = float(2 ** k)
-        worst = max(worst, check(f"inplace{k}", a @ xd, ref * factor, scale * factor, tol, problems))
+        worst = max(worst, check(f"inplace{k}", _host(a @ xd), ref * factor, scale * factor, tol, problems))
     return times, calls, worst, problems
 
 
@@ -111,10 +108,7 @@ def main():
                     print(f"{label} FAIL us=-1 maxrel=-1 error:{type(e).__name__}:{e}".replace("\n", " "), flush=True)
                     fail += 1
                     continue
-                status = "FAIL" if problems else "ok"
-                rel = "skip" if worst is None else f"{worst:.3e}"
-                print(f"{label} {status} us={statistics.median(times):.2f} lo={min(times):.2f} hi={max(times):.2f} "
-                      f"calls={calls} maxrel={rel} {' '.join(problems)}".rstrip(), flush=True)
+                print(result_line(label, times, calls, worst, problems), flush=True)
                 ok, fail = (ok + 1, fail) if not problems else (ok, fail + 1)
     print(f"SUMMARY ok={ok} fail={fail}", flush=True)
     return 1 if fail else 0

@@ -23,16 +23,12 @@ impl<T: Scalar> Matrix<T> {
         alg: Algorithm,
         tuning: Tuning,
     ) -> Result<()> {
+        let index64 = self.dcsr.as_ref().is_some_and(|d| d.index64());
         let alg = match alg {
-            Algorithm::Auto
-                if handle.deterministic() || self.dcsr.as_ref().is_some_and(|d| d.index64()) =>
-            {
-                Algorithm::CsrVector
-            }
+            Algorithm::Auto if handle.deterministic() || index64 => Algorithm::CsrVector,
             Algorithm::Auto => select::over_csr(&self.stats),
             a => a,
         };
-        let index64 = self.dcsr.as_ref().is_some_and(|d| d.index64());
         if index64 && alg != Algorithm::CsrVector {
             return Err(Error::NotSupported(format!(
                 "a matrix over the caller's int64 arrays runs CSR_VECTOR (its kernel reads them in place); {alg} reads int32 indices"

@@ -212,7 +212,6 @@ impl<T: Scalar> Matrix<T> {
         }
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
             Some((now, later)) if select::spare_core() => {
-                self.check_handle(handle)?;
                 // On the CUDA backend the build's copies slow the products running beside
                 // them: it starts when the products have earned it.
                 let after = match handle.cuda() {
@@ -250,11 +249,7 @@ impl<T: Scalar> Matrix<T> {
         later: Algorithm,
         gate: Option<std::sync::mpsc::Receiver<()>>,
     ) -> Result<()> {
-        self.check_handle(handle)?;
-        for a in [now, later] {
-            select::choose(&self.stats, a, false)?;
-        }
-        self.analyze_with(handle, now, Tuning::None, Some((later, gate, 0)))
+        self.analyze_later(handle, now, (later, gate, 0))
     }
 
     /// As [`Matrix::analyze_then`], with the build waiting for `after` products (or
@@ -267,11 +262,17 @@ impl<T: Scalar> Matrix<T> {
         later: Algorithm,
         after: u64,
     ) -> Result<()> {
+        self.analyze_later(handle, now, (later, None, after))
+    }
+
+    /// The tests' entries to a background build: both methods named, checked to be
+    /// implemented.
+    fn analyze_later(&mut self, handle: &Handle, now: Algorithm, later: Later) -> Result<()> {
         self.check_handle(handle)?;
-        for a in [now, later] {
+        for a in [now, later.0] {
             select::choose(&self.stats, a, false)?;
         }
-        self.analyze_with(handle, now, Tuning::None, Some((later, None, after)))
+        self.analyze_with(handle, now, Tuning::None, Some(later))
     }
 
     fn analyze_with(
