@@ -331,8 +331,8 @@ unsafe fn spmv(real: &real::Real, a: &Args) -> Outcome {
     let entry = match entry {
         Some(e) => e,
         None => {
-            // The device is asked for only here, once per matrix: cuSPARSE works on the
-            // current one (and without a driver there is none).
+            // A new matrix is analyzed on the current device: cuSPARSE works on it (and
+            // without a driver there is none).
             let Some(device) = current_device() else {
                 log_once((0, "device"), || {
                     "forwarded: no current CUDA context".into()
