@@ -151,6 +151,25 @@ module tessera
        integer(c_int32_t) :: status
      end function tessera_create_csr
 
+     ! Device arrays read in place (base 0, sorted columns); kept until tessera_destroy_matrix.
+     function tessera_create_csr_borrowed(handle, A, rows, cols, nnz, row_ptr, col_ind, values, it, base, &
+          vt) &
+          bind(c, name="tessera_create_csr_borrowed") result(status)
+       import :: c_ptr, c_int32_t, c_int64_t
+       type(c_ptr), value :: handle
+       type(c_ptr), intent(inout) :: A
+       integer(c_int64_t), value :: rows
+       integer(c_int64_t), value :: cols
+       integer(c_int64_t), value :: nnz
+       type(c_ptr), value :: row_ptr
+       type(c_ptr), value :: col_ind
+       type(c_ptr), value :: values
+       integer(c_int32_t), value :: it
+       integer(c_int32_t), value :: base
+       integer(c_int32_t), value :: vt
+       integer(c_int32_t) :: status
+     end function tessera_create_csr_borrowed
+
      ! Chooses (AUTO) or takes the method, picks its parameters and builds its format.
      function tessera_analyze(handle, A, alg, tune) bind(c, name="tessera_analyze") result(status)
        import :: c_ptr, c_int32_t

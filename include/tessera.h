@@ -350,6 +350,35 @@ tessera_status tessera_set_stream(tessera_handle handle, void *cuda_stream);
 tessera_status tessera_create_csr(tessera_handle handle, tessera_matrix *A, int64_t rows, int64_t cols, int64_t nnz, const void *row_ptr, const void *col_ind, const void *values, tessera_index_type it, tessera_index_base base, tessera_value_type vt);
 
 /**
+ * Creates a matrix over the caller's CSR arrays in device (or managed) memory, read in place:
+ * nothing is copied, as cuSPARSE's `cusparseCreateCsr` descriptors do, so the first product
+ * comes sooner than after `tessera_create_csr` (no allocation, no copy). The arguments are
+ * those of `tessera_create_csr`, with these terms (each refused with a status and a
+ * `tessera_last_error()` sentence, never read past):
+ * - a CUDA handle, and all three arrays in device or managed memory (host arrays:
+ *   `TESSERA_STATUS_INVALID_VALUE`), each long enough (`TESSERA_STATUS_INVALID_SIZE`);
+ * - index base 0, and the columns of each row sorted (`TESSERA_STATUS_NOT_SUPPORTED`: use
+ *   `tessera_create_csr`, which rebases and sorts a copy); validated on the device as
+ *   `tessera_create_csr` does (`TESSERA_STATUS_INVALID_MATRIX`);
+ * - the arrays stay allocated, and the pattern unchanged, until `tessera_destroy_matrix`;
+ * - new values go through `tessera_update_values`: write them into your `values` array (in
+ *   stream order before the call) and pass that same pointer, or pass other values, which
+ *   tessera copies into your array; either way the formats tessera built from the old ones
+ *   are refreshed. Values written in place without the call may or may not be seen.
+ *
+ * Every method runs. CSR_VECTOR and HOLA read the arrays at product time; BRC, TILE, BCCOO and
+ * AUTO's background build download them once and keep their own format (counted in
+ * `device_bytes`, which holds none of your arrays). With int64 indices the matrix runs
+ * CSR_VECTOR's non-transposed product (AUTO picks it). A matrix without entries is copied
+ * (there is nothing to read in place).
+ *
+ * # Safety
+ * The arrays must stay valid device memory of the stated lengths until the matrix is
+ * destroyed; `A` must be NULL or writable.
+ */
+tessera_status tessera_create_csr_borrowed(tessera_handle handle, tessera_matrix *A, int64_t rows, int64_t cols, int64_t nnz, const void *row_ptr, const void *col_ind, const void *values, tessera_index_type it, tessera_index_base base, tessera_value_type vt);
+
+/**
  * Chooses the method (`TESSERA_ALGORITHM_AUTO`) or takes the one requested, picks its
  * parameters (`tune`: fixed rule, or timing candidates on the GPU) and builds its format on the
  * device. Must be called once before `tessera_spmv`; calling it again replaces the analysis.

@@ -23,7 +23,7 @@ mod matrix;
 pub use csr::{Csr, CsrParts, Indices, RowStats};
 pub use error::{Error, Result};
 pub use handle::Handle;
-pub use matrix::{AnyMatrix, BackgroundStatus, CreatePath, Matrix, MatrixInfo};
+pub use matrix::{AnyMatrix, BackgroundStatus, BorrowedWrites, CreatePath, Matrix, MatrixInfo};
 pub use scalar::Scalar;
 pub use types::{
     Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,

@@ -912,3 +912,54 @@ fn finish_background_swaps_in_the_format_auto_builds() {
         assert_eq!(tessera_destroy(h), 0);
     }
 }
+
+/// tessera_create_csr_borrowed reads device arrays in place: on the host backend it refuses
+/// with INVALID_VALUE and a sentence, writes nothing to A, and the handle keeps working.
+#[test]
+fn borrowing_needs_a_cuda_handle_and_leaves_the_host_handle_working() {
+    let h = host();
+    let m = random_csr(30, 20, |_, r| 1 + r.below(4), 9);
+    let mut a: tessera_matrix = null_mut();
+    // SAFETY: host arrays of their lengths; `a` is a valid out-pointer.
+    let s = unsafe {
+        tessera_create_csr_borrowed(
+            h,
+            &mut a,
+            m.rows as i64,
+            m.cols as i64,
+            m.values.len() as i64,
+            m.row_ptr.as_ptr().cast(),
+            m.col_ind.as_ptr().cast(),
+            m.values.as_ptr().cast(),
+            TESSERA_INDEX_TYPE_I32,
+            TESSERA_INDEX_BASE_ZERO,
+            TESSERA_VALUE_TYPE_F64,
+        )
+    };
+    assert_eq!(s, TESSERA_STATUS_INVALID_VALUE);
+    assert!(last_error().contains("CUDA handle"), "{}", last_error());
+    assert!(a.is_null());
+    // SAFETY: NULL out-pointer: refused before anything is read.
+    let s = unsafe {
+        tessera_create_csr_borrowed(
+            h,
+            null_mut(),
+            1,
+            1,
+            0,
+            null(),
+            null(),
+            null(),
+            TESSERA_INDEX_TYPE_I32,
+            TESSERA_INDEX_BASE_ZERO,
+            TESSERA_VALUE_TYPE_F64,
+        )
+    };
+    assert_eq!(s, TESSERA_STATUS_INVALID_POINTER, "{}", last_error());
+    let a = m.create(h, TESSERA_INDEX_TYPE_I32, 0, TESSERA_VALUE_TYPE_F64);
+    // SAFETY: live handle and matrix.
+    unsafe {
+        assert_eq!(tessera_destroy_matrix(a), 0);
+        assert_eq!(tessera_destroy(h), 0);
+    }
+}

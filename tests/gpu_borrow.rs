@@ -17,7 +17,9 @@ use common::gpu::{gpu, shared_device};
 use common::products::{assert_ax, x_for};
 use tessera::backend::cuda::import::DeviceCsr;
 use tessera::backend::cuda::DeviceVec;
-use tessera::{Algorithm, Csr, Handle, IndexBase, Matrix, Operation, Scalar, Status, Tuning};
+use tessera::{
+    Algorithm, BorrowedWrites, Csr, Handle, IndexBase, Matrix, Operation, Scalar, Status, Tuning,
+};
 
 /// The caller's arrays on the device.
 struct Arrays<T> {
@@ -79,7 +81,7 @@ fn in_place<T: Scalar>(spec: &str, alg: Algorithm) {
     let _g = shared_device();
     let (name, a) = tessera::io::load(spec).unwrap();
     let mut arrays = Arrays::<T>::of(&h, &a);
-    let mut m = Matrix::<T>::borrow_device(&h, &arrays.descr())
+    let mut m = Matrix::<T>::borrow_device(&h, &arrays.descr(), BorrowedWrites::Unannounced)
         .unwrap()
         .unwrap();
     assert!(m.is_borrowed());
@@ -145,7 +147,7 @@ fn a_pattern_rewritten_in_place_is_read_by_csr_vector() {
     let (_, b) = tessera::io::load("gen:uniform:5000,8,2").unwrap();
     assert_eq!((a.rows(), a.nnz()), (b.rows(), b.nnz()));
     let mut arrays = Arrays::<f64>::of(&h, &a);
-    let mut m = Matrix::<f64>::borrow_device(&h, &arrays.descr())
+    let mut m = Matrix::<f64>::borrow_device(&h, &arrays.descr(), BorrowedWrites::Unannounced)
         .unwrap()
         .unwrap();
     m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
@@ -182,7 +184,9 @@ fn int64_arrays_are_read_in_place_by_csr_vector() {
             is64: true,
             base: IndexBase::Zero,
         };
-        let mut m = Matrix::<f64>::borrow_device(&h, &d).unwrap().unwrap();
+        let mut m = Matrix::<f64>::borrow_device(&h, &d, BorrowedWrites::Unannounced)
+            .unwrap()
+            .unwrap();
         let e = m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap_err();
         assert_eq!(e.status(), Status::NotSupported, "{e}");
         m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
@@ -218,13 +222,13 @@ fn only_base_zero_arrays_are_borrowed() {
         base: IndexBase::One,
         ..arrays.descr()
     };
-    let e = Matrix::<f64>::borrow_device(&h, &one).unwrap_err();
+    let e = Matrix::<f64>::borrow_device(&h, &one, BorrowedWrites::Unannounced).unwrap_err();
     assert_eq!(e.status(), Status::NotSupported, "{e}");
     // Malformed arrays get the import's sentence.
     let bad = DeviceCsr {
         cols: 3,
         ..arrays.descr()
     };
-    let e = Matrix::<f64>::borrow_device(&h, &bad).unwrap_err();
+    let e = Matrix::<f64>::borrow_device(&h, &bad, BorrowedWrites::Unannounced).unwrap_err();
     assert_eq!(e.status(), Status::InvalidMatrix, "{e}");
 }

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tessera::backend::cuda::import::DeviceCsr;
 use tessera::{
-    Algorithm, AnyMatrix, BackendKind, Handle, IndexBase, Matrix, Operation, Scalar, Tuning,
-    ValueType,
+    Algorithm, AnyMatrix, BackendKind, BorrowedWrites, Handle, IndexBase, Matrix, Operation,
+    Scalar, Tuning, ValueType,
 };
 
 /// What the shim decided for a matrix, kept under its key.
@@ -129,7 +129,7 @@ fn build(key: Key, device: i32, handle: usize, stream: usize) -> Result<AnyMatri
         base: IndexBase::Zero,
     };
     fn borrow<T: Scalar>(h: &Handle, p: &DeviceCsr) -> Result<Matrix<T>, String> {
-        let mut m = Matrix::<T>::borrow_device(h, p)
+        let mut m = Matrix::<T>::borrow_device(h, p, BorrowedWrites::Unannounced)
             .map_err(|e| format!("tessera refused the arrays: {e}"))?
             .ok_or("columns not sorted within a row")?;
         if !take_all() {

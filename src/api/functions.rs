@@ -10,7 +10,7 @@ use crate::backend::cuda::import::DeviceCsr;
 use crate::csr::{check_dim, CsrParts, Indices};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use crate::matrix::{AnyMatrix, Matrix};
+use crate::matrix::{AnyMatrix, BorrowedWrites, Matrix};
 use crate::scalar::Scalar;
 use crate::types::{
     Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,
@@ -240,16 +240,129 @@ pub unsafe extern "C" fn tessera_create_csr(
                 return Ok(());
             }
         }
-        let row_ptr = index_array(h, row_ptr, nrows + 1, it, "row_ptr")?;
-        let col_ind = index_array(h, col_ind, nz, it, "col_ind")?;
-        let (row_ptr, col_ind) = (row_ptr.indices(), col_ind.indices());
+        let m = create_copied(
+            h,
+            [rows, cols, nnz],
+            [row_ptr, col_ind, values],
+            it,
+            base,
+            vt,
+        )?;
+        // SAFETY: checked by ptr::out; writable by the caller's contract.
+        unsafe { ptr::write(A, ptr::new_matrix(m)) };
+        Ok(())
+    })
+}
+
+/// tessera_create_csr's path through host copies of the arrays (any memory the handle reads;
+/// dimensions already checked).
+fn create_copied(
+    h: &Handle,
+    [rows, cols, nnz]: [i64; 3],
+    [row_ptr, col_ind, values]: [*const c_void; 3],
+    it: IndexType,
+    base: IndexBase,
+    vt: ValueType,
+) -> Result<AnyMatrix> {
+    let row_ptr = index_array(h, row_ptr, rows as usize + 1, it, "row_ptr")?;
+    let col_ind = index_array(h, col_ind, nnz as usize, it, "col_ind")?;
+    let (row_ptr, col_ind) = (row_ptr.indices(), col_ind.indices());
+    Ok(match vt {
+        ValueType::F32 => AnyMatrix::F32(create_typed(
+            h, rows, cols, nnz, row_ptr, col_ind, values, base,
+        )?),
+        ValueType::F64 => AnyMatrix::F64(create_typed(
+            h, rows, cols, nnz, row_ptr, col_ind, values, base,
+        )?),
+    })
+}
+
+/// Creates a matrix over the caller's CSR arrays in device (or managed) memory, read in place:
+/// nothing is copied, as cuSPARSE's `cusparseCreateCsr` descriptors do, so the first product
+/// comes sooner than after `tessera_create_csr` (no allocation, no copy). The arguments are
+/// those of `tessera_create_csr`, with these terms (each refused with a status and a
+/// `tessera_last_error()` sentence, never read past):
+/// - a CUDA handle, and all three arrays in device or managed memory (host arrays:
+///   `TESSERA_STATUS_INVALID_VALUE`), each long enough (`TESSERA_STATUS_INVALID_SIZE`);
+/// - index base 0, and the columns of each row sorted (`TESSERA_STATUS_NOT_SUPPORTED`: use
+///   `tessera_create_csr`, which rebases and sorts a copy); validated on the device as
+///   `tessera_create_csr` does (`TESSERA_STATUS_INVALID_MATRIX`);
+/// - the arrays stay allocated, and the pattern unchanged, until `tessera_destroy_matrix`;
+/// - new values go through `tessera_update_values`: write them into your `values` array (in
+///   stream order before the call) and pass that same pointer, or pass other values, which
+///   tessera copies into your array; either way the formats tessera built from the old ones
+///   are refreshed. Values written in place without the call may or may not be seen.
+///
+/// Every method runs. CSR_VECTOR and HOLA read the arrays at product time; BRC, TILE, BCCOO and
+/// AUTO's background build download them once and keep their own format (counted in
+/// `device_bytes`, which holds none of your arrays). With int64 indices the matrix runs
+/// CSR_VECTOR's non-transposed product (AUTO picks it). A matrix without entries is copied
+/// (there is nothing to read in place).
+///
+/// # Safety
+/// The arrays must stay valid device memory of the stated lengths until the matrix is
+/// destroyed; `A` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_create_csr_borrowed(
+    handle: tessera_handle,
+    A: *mut tessera_matrix,
+    rows: i64,
+    cols: i64,
+    nnz: i64,
+    row_ptr: *const c_void,
+    col_ind: *const c_void,
+    values: *const c_void,
+    it: tessera_index_type,
+    base: tessera_index_base,
+    vt: tessera_value_type,
+) -> tessera_status {
+    guard("tessera_create_csr_borrowed", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        ptr::out(A, "A")?;
+        let it = IndexType::try_from(it)?;
+        let base = IndexBase::try_from(base)?;
+        let vt = ValueType::try_from(vt)?;
+        let dims = [
+            check_dim("rows", rows)?,
+            check_dim("cols", cols)?,
+            check_dim("nnz", nnz)?,
+        ];
+        if h.cuda().is_none() {
+            return Err(Error::InvalidValue(
+                "tessera_create_csr_borrowed reads device arrays: it needs a CUDA handle (tessera_create_csr copies host arrays)".into(),
+            ));
+        }
+        let arrays = [row_ptr, col_ind, values];
+        if dims[2] == 0 {
+            let m = create_copied(h, [rows, cols, nnz], arrays, it, base, vt)?;
+            // SAFETY: checked by ptr::out; writable by the caller's contract.
+            unsafe { ptr::write(A, ptr::new_matrix(m)) };
+            return Ok(());
+        }
+        let Some(p) = device_csr(h, dims, arrays, it, base, vt)? else {
+            let host = ["row_ptr", "col_ind", "values"]
+                .into_iter()
+                .zip(arrays)
+                .filter_map(|(n, a)| (!ptr::is_device_memory(h, a).unwrap_or(false)).then_some(n))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(Error::InvalidValue(format!(
+                "tessera_create_csr_borrowed reads the arrays in place, but {host} is not device or managed memory (tessera_create_csr copies host arrays)"
+            )));
+        };
         let m = match vt {
-            ValueType::F32 => AnyMatrix::F32(create_typed(
-                h, rows, cols, nnz, row_ptr, col_ind, values, base,
-            )?),
-            ValueType::F64 => AnyMatrix::F64(create_typed(
-                h, rows, cols, nnz, row_ptr, col_ind, values, base,
-            )?),
+            ValueType::F32 => {
+                Matrix::borrow_device(h, &p, BorrowedWrites::Announced)?.map(AnyMatrix::F32)
+            }
+            ValueType::F64 => {
+                Matrix::borrow_device(h, &p, BorrowedWrites::Announced)?.map(AnyMatrix::F64)
+            }
+        };
+        let Some(m) = m else {
+            return Err(Error::NotSupported(
+                "the columns of some row are not sorted: a matrix read in place needs them sorted (tessera_create_csr sorts a copy)".into(),
+            ));
         };
         // SAFETY: checked by ptr::out; writable by the caller's contract.
         unsafe { ptr::write(A, ptr::new_matrix(m)) };

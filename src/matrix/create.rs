@@ -172,16 +172,18 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// A matrix over the caller's CSR arrays in device memory (CUDA backend), read in place
-    /// by every product: nothing is copied, and the values (or the pattern, keeping rows,
-    /// columns and nnz) the caller changes in its arrays are what the next product uses, as
-    /// cuSPARSE's descriptors behave. The arrays are validated and measured (row statistics)
-    /// on the device first, and must stay alive while the matrix exists. Base 0 (base one is
-    /// NOT_SUPPORTED), sorted columns (`Ok(None)` for unsorted ones). Such a matrix runs the
-    /// methods that read the CSR arrays at product time: CSR_VECTOR (right whatever changes in
-    /// the arrays) and, over int32 arrays, HOLA (its split is planned from row_ptr: analyze
-    /// again after changing the pattern); int64 arrays serve CSR_VECTOR's non-transposed
-    /// product only. `update_values` is refused (the caller writes its own array).
-    pub fn borrow_device(handle: &Handle, p: &cuda::import::DeviceCsr) -> Result<Option<Self>> {
+    /// by the methods over the CSR: nothing is copied. The arrays are validated and measured
+    /// (row statistics) on the device first, and must stay alive while the matrix exists; the
+    /// methods that build a format of their own (BRC, TILE, BCCOO, AUTO's background build)
+    /// download the arrays once and keep their own copy. `writes` says what the caller may do
+    /// to the arrays meanwhile, and so which methods may run ([`BorrowedWrites`]). Base 0 (base
+    /// one is NOT_SUPPORTED), sorted columns (`Ok(None)` for unsorted ones); int64 arrays serve
+    /// CSR_VECTOR's non-transposed product only. Value updates write into the caller's array.
+    pub fn borrow_device(
+        handle: &Handle,
+        p: &cuda::import::DeviceCsr,
+        writes: super::BorrowedWrites,
+    ) -> Result<Option<Self>> {
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "device arrays need a CUDA handle".into(),
@@ -189,7 +191,7 @@ impl<T: Scalar> Matrix<T> {
         };
         if p.base != crate::types::IndexBase::Zero {
             return Err(Error::NotSupported(
-                "a matrix over the caller's arrays needs index base 0".into(),
+                "a matrix over the caller's arrays needs index base 0 (tessera_create_csr copies and rebases one-based arrays)".into(),
             ));
         }
         let stream = handle.cuda_stream();
@@ -204,12 +206,9 @@ impl<T: Scalar> Matrix<T> {
             p.is64,
             transpose,
         )?;
-        Ok(Some(Self::with_copies(
-            handle,
-            None,
-            Some(Arc::new(gpu)),
-            stats,
-        )))
+        let mut m = Self::with_copies(handle, None, Some(Arc::new(gpu)), stats);
+        m.unannounced_writes = writes == super::BorrowedWrites::Unannounced;
+        Ok(Some(m))
     }
 
     /// A matrix from CSR arrays in device memory (CUDA backend): validated, converted to

@@ -7,6 +7,7 @@ mod borrowed;
 mod create;
 
 pub use background::BackgroundStatus;
+pub use borrowed::BorrowedWrites;
 pub use create::CreatePath;
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -103,6 +104,9 @@ pub struct Matrix<T: Scalar> {
     /// Counts value updates: a form built in the background from older values is refreshed
     /// before it is swapped in.
     values_gen: u64,
+    /// A matrix over the caller's arrays whose caller may rewrite them without a call
+    /// ([`BorrowedWrites::Unannounced`]): it runs only methods that read them at product time.
+    unannounced_writes: bool,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -134,6 +138,7 @@ impl<T: Scalar> Matrix<T> {
             host_values_stale: false,
             values_failed: None,
             values_gen: 0,
+            unannounced_writes: false,
         }
     }
 
@@ -207,7 +212,7 @@ impl<T: Scalar> Matrix<T> {
     /// core) keeps that method and builds no format.
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
-        if self.is_borrowed() {
+        if self.reads_arrays_only() {
             return self.analyze_borrowed(handle, alg, tuning);
         }
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {

@@ -283,7 +283,9 @@ impl<T: Scalar> GpuCsr<T> {
     /// New values from device-readable memory at `src`, in the caller's entry order: the value
     /// map scatter kernel, ordered on `stream` (asynchronous).
     pub fn scatter_from_device(&self, stream: Stream, src: u64) -> Result<()> {
-        if self.nnz == 0 {
+        // A borrowed CSR given its own values array (written in place by its caller) has
+        // nothing to copy.
+        if self.nnz == 0 || (self.slot.is_none() && src == self.values.addr()) {
             return Ok(());
         }
         let args = KernelArgs::new()
