@@ -250,6 +250,8 @@ pub(crate) struct BenchArgs<'a> {
     pub(crate) e2e_plot: Option<&'a std::path::Path>,
     pub(crate) cold: bool,
     pub(crate) out: Option<&'a std::path::Path>,
+    /// Per-product times only: no end-to-end columns (training sweeps, `--steady`).
+    pub(crate) steady: bool,
 }
 
 /// cuSPARSE's two algorithms on one matrix and value type (CUDA only; "n/a" rows when
@@ -260,9 +262,9 @@ fn cusparse_rows<T: Scalar>(
     name: &str,
     spec: &str,
     a64: &Csr<f64>,
-    batches: usize,
-    cold: bool,
+    b: &BenchArgs<'_>,
 ) -> Vec<BenchRow> {
+    let (batches, cold) = (b.repeat, b.cold);
     use tessera::bench::cusparse;
     let Some(dev) = s.handle.cuda() else {
         return vec![];
@@ -316,7 +318,7 @@ fn cusparse_rows<T: Scalar>(
                     r.params = e.to_string();
                 }
             }
-            if let (true, Some(with_ms)) = (r.ok(), r.spmv_ms) {
+            if let (true, Some(with_ms), false) = (r.ok(), r.spmv_ms, b.steady) {
                 let mut notes = Vec::new();
                 for pre in [Preprocess::Yes, Preprocess::No] {
                     // The steady time of this pipeline: measured above with preprocess, here
@@ -339,6 +341,7 @@ fn cusparse_rows<T: Scalar>(
                                 name: format!("{alg} {pre}"),
                                 first_dev_ms,
                                 first_host_ms,
+                                first_borrow_ms: None,
                                 spmv_ms,
                                 measured: None,
                             };
@@ -462,8 +465,8 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
                 ValueType::F64 => 8,
             };
             let cus = match vt {
-                ValueType::F32 => cusparse_rows::<f32>(&s, &name, spec, &a, b.repeat, b.cold),
-                ValueType::F64 => cusparse_rows::<f64>(&s, &name, spec, &a, b.repeat, b.cold),
+                ValueType::F32 => cusparse_rows::<f32>(&s, &name, spec, &a, b),
+                ValueType::F64 => cusparse_rows::<f64>(&s, &name, spec, &a, b),
             };
             let baseline_e2e: Vec<Pipeline> =
                 cus.first().map_or(Vec::new(), |r| r.baseline_e2e.clone());
@@ -516,15 +519,18 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
                 }
                 // The first product on a fresh matrix, after the checked and timed run above
                 // (so the method's kernels are compiled and loaded).
-                if let (true, Some(spmv_ms)) = (r.ok(), r.spmv_ms) {
+                if let (true, Some(spmv_ms), false) = (r.ok(), r.spmv_ms, b.steady) {
                     match e2e::tessera_first(&s, vt, &a, alg) {
-                        Ok((first_dev_ms, first_host_ms, measured)) => r.e2e.push(Pipeline {
-                            name: label.clone(),
-                            first_dev_ms,
-                            first_host_ms,
-                            spmv_ms,
-                            measured,
-                        }),
+                        Ok(((first_dev_ms, first_host_ms, borrow), measured)) => {
+                            r.e2e.push(Pipeline {
+                                name: label.clone(),
+                                first_dev_ms,
+                                first_host_ms,
+                                first_borrow_ms: Some(borrow),
+                                spmv_ms,
+                                measured,
+                            })
+                        }
                         Err(e) => {
                             r.status = "FAILED".into();
                             r.params += &format!("; end to end: {e}");
@@ -584,9 +590,11 @@ pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result
     if s.handle.backend() == BackendKind::Host {
         println!("note: host backend — these are times of the host reference, not GPU numbers; cuSPARSE and % of peak need a GPU.");
     }
-    println!();
-    for l in e2e_table(&rows, s.handle.backend() == BackendKind::Host) {
-        println!("{l}");
+    if !b.steady {
+        println!();
+        for l in e2e_table(&rows, s.handle.backend() == BackendKind::Host) {
+            println!("{l}");
+        }
     }
     let csv_text = std::iter::once(csv_header())
         .chain(rows.iter().map(|r| csv_row(r, peak)))
@@ -644,7 +652,7 @@ fn draw_e2e_plot(
     let mine: Vec<&BenchRow> = rows.iter().filter(|r| r.label == label).collect();
     let speedups = mine
         .iter()
-        .any(|r| r.e2e_speedup(1, Source::Device).is_some());
+        .any(|r| r.e2e_speedup(1, Source::Borrowed).is_some());
     let lines: Vec<plot::E2eLine> = mine
         .iter()
         .map(|r| plot::E2eLine {
@@ -653,9 +661,9 @@ fn draw_e2e_plot(
                 .iter()
                 .filter_map(|&n| {
                     let v = if speedups {
-                        r.e2e_speedup(n, Source::Device)
+                        r.e2e_speedup(n, Source::Borrowed)
                     } else {
-                        r.e2e_ms(n, Source::Device)
+                        r.e2e_ms(n, Source::Borrowed)
                             .zip(r.spmv_ms)
                             .map(|(e, t)| e / (n as f64 * t))
                     };
@@ -676,7 +684,7 @@ fn draw_e2e_plot(
     );
     let (caption, y_desc) = if speedups {
         (
-            format!("{label}: time to N products over cuSPARSE's best pipeline's (CSR in device memory; higher is better)"),
+            format!("{label}: time to N products over cuSPARSE's best pipeline's (CSR in device memory, read in place by both; higher is better)"),
             "speedup (×)",
         )
     } else {

@@ -15,8 +15,8 @@ use tessera::bench::cusparse::{
     CusparseAlg, CusparseCsr, CusparseHandle, CusparseSpmv, Preprocess,
 };
 use tessera::{
-    Algorithm, BackendKind, BackgroundStatus, Csr, CsrParts, Handle, IndexBase, Indices, Matrix,
-    Operation, Scalar, Tuning, ValueType,
+    Algorithm, BackendKind, BackgroundStatus, BorrowedWrites, Csr, CsrParts, Handle, IndexBase,
+    Indices, Matrix, Operation, Scalar, Tuning, ValueType,
 };
 
 /// The numbers of products the end-to-end columns are given for.
@@ -42,6 +42,10 @@ End to end (CSV columns after params; the table \"end to end\" printed after the
       Host backend: there is no device, e2e_N_ms = e2e_host_N_ms.
   e2e_host_N_ms = the same from host arrays: Matrix::new on the host CSR arrays, analyze, one product,
       synchronize.
+  e2e_borrow_N_ms = the same from device arrays read in place: what tessera_create_csr_borrowed does
+      (the pointer queries, then Matrix::borrow_device: validation and row statistics on the device,
+      no allocation, no copy), analyze, one product, synchronize. cuSPARSE's descriptors read the
+      arrays in place too: its baseline here is cuspe2e_N_ms. Host backend: e2e_host_N_ms.
   cuSPARSE rows: e2e_N_ms and e2e_host_N_ms are that algorithm's better pipeline at N, with or
       without cusparseSpMV_preprocess, each pipeline first + (N - 1) * its own steady spmv time
       (params gives each one). First product from device arrays: cusparseCreateConstCsr, two cusparseCreateDnVec,
@@ -71,6 +75,9 @@ pub(crate) struct Pipeline {
     pub(crate) name: String,
     pub(crate) first_dev_ms: f64,
     pub(crate) first_host_ms: f64,
+    /// From device arrays read in place (`tessera_create_csr_borrowed`); `None` where that is
+    /// `first_dev_ms` already (cuSPARSE's descriptors always read the arrays in place).
+    pub(crate) first_borrow_ms: Option<f64>,
     pub(crate) spmv_ms: f64,
     /// The wall times to each of [`NS`] products, measured by running them, where the product
     /// changes along the way (AUTO's background build): then they replace the model.
@@ -82,6 +89,7 @@ pub(crate) struct Pipeline {
 pub(crate) struct Measured {
     pub(crate) dev: [f64; NS.len()],
     pub(crate) host: [f64; NS.len()],
+    pub(crate) borrow: [f64; NS.len()],
 }
 
 /// Where the CSR arrays start.
@@ -89,6 +97,8 @@ pub(crate) struct Measured {
 pub(crate) enum Source {
     Device,
     Host,
+    /// Device arrays read in place: `tessera_create_csr_borrowed`, cuSPARSE's descriptors.
+    Borrowed,
 }
 
 impl Pipeline {
@@ -98,11 +108,13 @@ impl Pipeline {
             return match from {
                 Source::Device => m.dev[i],
                 Source::Host => m.host[i],
+                Source::Borrowed => m.borrow[i],
             };
         }
         let first = match from {
             Source::Device => self.first_dev_ms,
             Source::Host => self.first_host_ms,
+            Source::Borrowed => self.first_borrow_ms.unwrap_or(self.first_dev_ms),
         };
         first + n.saturating_sub(1) as f64 * self.spmv_ms
     }
@@ -117,8 +129,11 @@ impl Pipeline {
             ),
             None => String::new(),
         };
+        let borrowed = self
+            .first_borrow_ms
+            .map_or(String::new(), |b| format!(" ({b:.4} ms read in place)"));
         format!(
-            "{}: first {:.4} ms from device arrays, {:.4} ms from host arrays, then {:.5} ms per product{measured}",
+            "{}: first {:.4} ms from device arrays{borrowed}, {:.4} ms from host arrays, then {:.5} ms per product{measured}",
             self.name, self.first_dev_ms, self.first_host_ms, self.spmv_ms
         )
     }
@@ -209,18 +224,22 @@ pub(crate) fn tessera_first(
     vt: ValueType,
     a64: &Csr<f64>,
     alg: Algorithm,
-) -> Result<(f64, f64, Option<Measured>), String> {
+) -> Result<(Firsts, Option<Measured>), String> {
     match vt {
         ValueType::F32 => tessera_first_typed::<f32>(s, a64, alg),
         ValueType::F64 => tessera_first_typed::<f64>(s, a64, alg),
     }
 }
 
+/// First products (ms) from device arrays, from host arrays, and from device arrays read in
+/// place.
+pub(crate) type Firsts = (f64, f64, f64);
+
 fn tessera_first_typed<T: Scalar>(
     s: &Setup,
     a64: &Csr<f64>,
     alg: Algorithm,
-) -> Result<(f64, f64, Option<Measured>), String> {
+) -> Result<(Firsts, Option<Measured>), String> {
     let csr: Csr<T> = a64.convert();
     let (x, want, tol) = inputs(&csr);
     let h = &s.handle;
@@ -239,7 +258,7 @@ fn tessera_first_typed<T: Scalar>(
             check(&got, &want, tol, "host backend")?;
             Ok(ms)
         })?;
-        return Ok((ms, ms, None));
+        return Ok(((ms, ms, ms), None));
     };
     let stream = h.cuda_stream();
     let nan = vec![T::from_f64(f64::NAN); csr.rows()];
@@ -258,10 +277,11 @@ fn tessera_first_typed<T: Scalar>(
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }
-            Source::Device => {
-                // What tessera_create_csr does with device pointers (src/api/functions.rs,
-                // device_csr): ask the driver what each array is, then Matrix::from_device
-                // (validated and converted on the device, one copy to the host).
+            Source::Device | Source::Borrowed => {
+                // What tessera_create_csr (or _borrowed) does with device pointers
+                // (src/api/functions.rs, device_csr): ask the driver what each array is, then
+                // Matrix::from_device (validated and converted on the device) or
+                // Matrix::borrow_device (validated; the arrays read in place).
                 for (addr, len) in [
                     (d_row_ptr.addr(), d_row_ptr.len()),
                     (d_col_ind.addr(), d_col_ind.len()),
@@ -281,14 +301,18 @@ fn tessera_first_typed<T: Scalar>(
                     is64: false,
                     base: IndexBase::Zero,
                 };
-                let mut m = if csr.nnz() > 0 {
-                    Matrix::from_device(h, &p)
-                        .map_err(text)?
-                        .ok_or("the device import found unsorted columns in a tessera CSR")?
-                } else {
-                    Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
-                        .map_err(text)?
+                let made = match (csr.nnz(), from) {
+                    (0, _) => Some(
+                        Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
+                            .map_err(text)?,
+                    ),
+                    (_, Source::Borrowed) => {
+                        Matrix::borrow_device(h, &p, BorrowedWrites::Announced).map_err(text)?
+                    }
+                    _ => Matrix::from_device(h, &p).map_err(text)?,
                 };
+                let mut m =
+                    made.ok_or("the device import found unsorted columns in a tessera CSR")?;
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }
@@ -313,6 +337,7 @@ fn tessera_first_typed<T: Scalar>(
     };
     let dev_ms = median_first(|| one(Source::Device))?;
     let host_ms = median_first(|| one(Source::Host))?;
+    let borrow_ms = median_first(|| one(Source::Borrowed))?;
     // Where AUTO builds a format in the background, the product changes along the way: the
     // times to N products are measured by running them (a synchronize at each N of NS).
     let run = |from: Source| -> Result<Option<[f64; NS.len()]>, String> {
@@ -335,11 +360,15 @@ fn tessera_first_typed<T: Scalar>(
         check_device(&dy, stream, &want, tol, "after the background build")?;
         Ok(Some(at))
     };
-    let measured = match (run(Source::Device)?, run(Source::Host)?) {
-        (Some(dev), Some(host)) => Some(Measured { dev, host }),
+    let measured = match (
+        run(Source::Device)?,
+        run(Source::Host)?,
+        run(Source::Borrowed)?,
+    ) {
+        (Some(dev), Some(host), Some(borrow)) => Some(Measured { dev, host, borrow }),
         _ => None,
     };
-    Ok((dev_ms, host_ms, measured))
+    Ok(((dev_ms, host_ms, borrow_ms), measured))
 }
 
 /// cuSPARSE's first product with `alg` and `pre` on `handle`, from device arrays and from host
@@ -361,7 +390,9 @@ pub(crate) fn cusparse_first<T: Scalar>(
         dy.copy_from(&nan).map_err(text)?;
         // From device arrays: uploaded before the clock starts.
         let mut arrays = match from {
-            Source::Device => Some(CusparseCsr::upload(dev, stream, csr).map_err(text)?),
+            Source::Device | Source::Borrowed => {
+                Some(CusparseCsr::upload(dev, stream, csr).map_err(text)?)
+            }
             Source::Host => None,
         };
         cuda::synchronize(dev, stream).map_err(text)?;
@@ -617,6 +648,7 @@ mod tests {
             name: "p".into(),
             first_dev_ms: 2.0,
             first_host_ms: 3.0,
+            first_borrow_ms: Some(1.5),
             spmv_ms: 0.5,
             measured: None,
         };
@@ -624,11 +656,13 @@ mod tests {
         assert_eq!(p.e2e_ms(10, Source::Device), 6.5);
         assert_eq!(p.e2e_ms(1000, Source::Host), 3.0 + 999.0 * 0.5);
         assert_eq!(p.e2e_ms(0, Source::Host), 3.0);
+        assert_eq!(p.e2e_ms(10, Source::Borrowed), 6.0);
         // The best pipeline changes with N: a slow set-up with fast products wins late.
         let q = Pipeline {
             name: "q".into(),
             first_dev_ms: 20.0,
             first_host_ms: 21.0,
+            first_borrow_ms: None,
             spmv_ms: 0.1,
             measured: None,
         };
@@ -639,16 +673,20 @@ mod tests {
             Some(20.0 + 9999.0 * 0.1)
         );
         assert_eq!(best(&[], 10, Source::Host), None);
+        // Without a borrowed first product (cuSPARSE's rows) it is the device one.
+        assert_eq!(both[1].e2e_ms(1, Source::Borrowed), 20.0);
         // Measured times (a background build) replace the model at every N of NS.
         let r = Pipeline {
             measured: Some(Measured {
                 dev: [1.0, 2.0, 3.0, 4.0, 5.0],
                 host: [6.0, 7.0, 8.0, 9.0, 10.0],
+                borrow: [0.5, 1.5, 2.5, 3.5, 4.5],
             }),
             ..p.clone()
         };
         assert_eq!(r.e2e_ms(100, Source::Device), 3.0);
         assert_eq!(r.e2e_ms(10000, Source::Host), 10.0);
+        assert_eq!(r.e2e_ms(10, Source::Borrowed), 1.5);
         assert!(r
             .describe()
             .contains("measured to 1, 10, 100, 1000, 10000 products"));

@@ -114,6 +114,10 @@ enum Command {
         /// any SPECs given.
         #[arg(long)]
         suite: bool,
+        /// Per-product times only (no end-to-end measurement): for sweeps over many matrices,
+        /// such as AUTO's training set (scripts/auto-training).
+        #[arg(long)]
+        steady: bool,
     },
     /// One row's cold_first_ms, run by `bench --cold` as a fresh process (with TESSERA_CACHE_DIR
     /// set to a new empty folder): loads SPEC, then times from before creating the handle to after
@@ -432,6 +436,7 @@ fn main() -> ExitCode {
                 e2e_plot: None,
                 cold: false,
                 out: None,
+                steady: false,
             },
             &default,
         ),
@@ -448,6 +453,7 @@ fn main() -> ExitCode {
             cold,
             out,
             suite,
+            steady,
         }) => cmd_bench(
             &cli.backend,
             &BenchArgs {
@@ -459,6 +465,7 @@ fn main() -> ExitCode {
                 e2e_plot: e2e_plot.as_deref(),
                 cold: *cold,
                 out: out.as_deref(),
+                steady: *steady,
             },
             opts,
         ),

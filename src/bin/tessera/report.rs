@@ -176,11 +176,14 @@ pub(crate) const CSV_HEADER: &str = "matrix,rows,cols,nnz,type,method,chosen,ana
 
 /// The end-to-end column groups after them, each for every N of [`NS`]: (cuSPARSE's baseline
 /// rather than the row's own, where the arrays start), named by [`e2e_prefix`].
-pub(crate) const E2E_COLUMNS: [(bool, Source); 4] = [
+/// (cuSPARSE's descriptors read device arrays in place: its borrowed column would repeat its
+/// device one.)
+pub(crate) const E2E_COLUMNS: [(bool, Source); 5] = [
     (false, Source::Device),
     (false, Source::Host),
     (true, Source::Device),
     (true, Source::Host),
+    (false, Source::Borrowed),
 ];
 
 pub(crate) fn e2e_prefix(cusparse: bool, from: Source) -> &'static str {
@@ -189,11 +192,12 @@ pub(crate) fn e2e_prefix(cusparse: bool, from: Source) -> &'static str {
         (false, Source::Host) => "e2e_host_",
         (true, Source::Device) => "cuspe2e_",
         (true, Source::Host) => "cuspe2e_host_",
+        (_, Source::Borrowed) => "e2e_borrow_",
     }
 }
 
 /// The CSV header: the old columns, then e2e_N_ms, e2e_host_N_ms, cuspe2e_N_ms,
-/// cuspe2e_host_N_ms (N = 1, 10, 100, 1000, 10000) and cold_first_ms.
+/// cuspe2e_host_N_ms, e2e_borrow_N_ms (N = 1, 10, 100, 1000, 10000) and cold_first_ms.
 pub(crate) fn csv_header() -> String {
     let mut h = CSV_HEADER.to_string();
     for (cusparse, from) in E2E_COLUMNS {
@@ -241,7 +245,7 @@ pub(crate) fn fmt_ms6(v: Option<f64>) -> String {
 /// The end-to-end table: per row its first product (ms, set-up included) from device arrays
 /// and from host arrays, its speedup over cuSPARSE's best pipeline at each N from each (or,
 /// when no row has a cuSPARSE baseline, as on the host backend, its time to N products), and
-/// cold_first_ms. 160 characters wide (with a matrix name of up to 26). On the host backend
+/// cold_first_ms. 208 characters wide (with a matrix name of up to 26). On the host backend
 /// (`host`) the two groups are one measurement, and say so.
 pub(crate) fn e2e_table(rows: &[BenchRow], host: bool) -> Vec<String> {
     let ns = NS.map(|n| format!("{:>6}", short_n(n))).join(" ");
@@ -257,25 +261,30 @@ pub(crate) fn e2e_table(rows: &[BenchRow], host: bool) -> Vec<String> {
             "ms",
         )
     };
-    let (dev_group, host_group) = if host {
+    let (dev_group, host_group, borrow_group) = if host {
         (
             format!("{what}, host backend, N ="),
+            format!("{what}, the same, N ="),
             format!("{what}, the same, N ="),
         )
     } else {
         (
             format!("{what}, CSR in device memory, N ="),
             format!("{what}, CSR on the host, N ="),
+            format!("{what}, device CSR read in place, N ="),
         )
     };
     let mut out = vec![
         head.to_string(),
-        format!("{:<76}  {dev_group:<34}  {host_group:<34}", "")
-            .trim_end()
-            .to_string(),
         format!(
-            "{:<26} {:<4} {:<22} {:>10} {:>10}  {ns}  {ns} {:>11}",
-            "matrix", "type", "method", "first_ms", "host_1st", "cold_1st_ms"
+            "{:<76}  {dev_group:<34}  {host_group:<34}  {:>10}  {borrow_group:<34}",
+            "", ""
+        )
+        .trim_end()
+        .to_string(),
+        format!(
+            "{:<26} {:<4} {:<22} {:>10} {:>10}  {ns}  {ns}  {:>10}  {ns} {:>11}",
+            "matrix", "type", "method", "first_ms", "host_1st", "borrow_1st", "cold_1st_ms"
         ),
     ];
     for r in rows {
@@ -296,13 +305,15 @@ pub(crate) fn e2e_table(rows: &[BenchRow], host: bool) -> Vec<String> {
             .join(" ")
         };
         out.push(format!(
-            "{:<26} {:<4} {method:<22} {:>10} {:>10}  {}  {} {:>11}",
+            "{:<26} {:<4} {method:<22} {:>10} {:>10}  {}  {}  {:>10}  {} {:>11}",
             r.matrix,
             r.vt,
             opt(r.e2e_ms(1, Source::Device), 3),
             opt(r.e2e_ms(1, Source::Host), 3),
             sp(Source::Device),
             sp(Source::Host),
+            opt(r.e2e_ms(1, Source::Borrowed), 3),
+            sp(Source::Borrowed),
             opt(r.cold_first_ms, 1)
         ));
     }
@@ -339,9 +350,10 @@ pub(crate) fn e2e_summary(rows: &[BenchRow]) -> Vec<String> {
             .join(", ")
         };
         out.push(format!(
-            "end-to-end geomean speedup vs cuSPARSE's best pipeline: {l} at N = 1, 10, 100, 1000, 10000 (matrices): from device arrays {}; from host arrays {}",
+            "end-to-end geomean speedup vs cuSPARSE's best pipeline: {l} at N = 1, 10, 100, 1000, 10000 (matrices): from device arrays {}; from host arrays {}; from device arrays read in place {}",
             series(Source::Device),
-            series(Source::Host)
+            series(Source::Host),
+            series(Source::Borrowed)
         ));
     }
     out
