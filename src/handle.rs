@@ -147,4 +147,11 @@ impl Handle {
     pub fn deterministic(&self) -> bool {
         self.deterministic
     }
+
+    /// The SM count AUTO's rule scales with: the device's (CUDA backend), or the 14 the host
+    /// backend's fixed rules assume.
+    pub fn sm_count(&self) -> u32 {
+        self.cuda()
+            .map_or(crate::types::HOST_SM_COUNT, |d| d.sm_count())
+    }
 }

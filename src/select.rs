@@ -1,8 +1,9 @@
 //! AUTO, all of it: which method runs a matrix. With TESSERA_TUNING_NONE (and ONLINE, whose
-//! tuning happens inside the chosen method) a heuristic on the row statistics decides between
-//! CSR_VECTOR, HOLA, BRC and, for dense matrices, TILE ([`heuristic`]; BCCOO is not in it:
-//! QUICK/EXHAUSTIVE find it where it wins); with QUICK/EXHAUSTIVE on a GPU every implemented
-//! method is timed on the real matrix ([`by_timing`]).
+//! tuning happens inside the chosen method) a rule on the row statistics and the device's SM
+//! count decides between CSR_VECTOR, HOLA, BRC, BCCOO and TILE ([`heuristic`]: hand-made from
+//! the method studies, refined by a model fitted on a generated training set, notes/auto.md);
+//! with QUICK/EXHAUSTIVE on a GPU every implemented method is timed on the real matrix
+//! ([`by_timing`]).
 #![forbid(unsafe_code)]
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -40,8 +41,17 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// carry no indices at all and read each 16-value x segment once per 256 entries (H100, f64,
 /// dense 2000²: 2.48x against the better cuSPARSE, BCCOO 1.47x, HOLA 1.01x; notes/tile.md).
 ///
-/// `deterministic` keeps CSR_VECTOR (HOLA and BRC combine shared rows with float atomics).
-pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
+/// And, fitted on AUTO's training set (`scripts/auto-training`, `scripts/auto-fit.py`,
+/// notes/auto.md: a regret-minimising tree over the row statistics, the value type and the
+/// non-zeros per SM, with the rules above as one of its choices), a format for matrices with
+/// many empty rows (graphs with isolated vertices: the R-MAT power-law and empty-row
+/// generators, 10^3 to 10^7 non-zeros): BCCOO up to [`GRAPH_BCCOO_NNZ_PER_SM`] non-zeros per
+/// SM, BRC above. On those training matrices the fastest method was BCCOO or BRC on 33 of 36
+/// (f32 and f64), by 5-35% over HOLA.
+///
+/// `deterministic` keeps CSR_VECTOR (HOLA, BRC and BCCOO combine shared rows with float
+/// atomics). `sm` is the device's SM count (the host backend's fixed rules use 14).
+pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
     }
@@ -58,8 +68,24 @@ pub fn heuristic(stats: &RowStats, deterministic: bool) -> Algorithm {
     if even_short_rows {
         return Algorithm::Brc;
     }
+    if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64 {
+        return if (stats.nnz as f64) <= GRAPH_BCCOO_NNZ_PER_SM * sm.max(1) as f64 {
+            Algorithm::Bccoo
+        } else {
+            Algorithm::Brc
+        };
+    }
     over_csr(stats)
 }
+
+/// The fraction of empty rows above which [`heuristic`] gives a matrix a format of its own
+/// (the fitted split: the training matrices have either at most 1% or 37-50% empty rows).
+const GRAPH_EMPTY_ROWS: f64 = 0.3656;
+
+/// Non-zeros per SM up to which such a matrix gets BCCOO, BRC above (the fitted split,
+/// 10^3.492: on 132 SMs about 410,000 non-zeros, between the training matrices of 262,144
+/// non-zeros, BCCOO fastest, and 1,048,576, BRC fastest).
+const GRAPH_BCCOO_NNZ_PER_SM: f64 = 3104.0;
 
 /// The heuristic's choice among the methods that run on the CSR arrays themselves (no format
 /// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`].
@@ -75,7 +101,7 @@ pub fn over_csr(stats: &RowStats) -> Algorithm {
 }
 
 /// AUTO with TUNING_NONE when the heuristic picks a method with a format of its own (BRC,
-/// TILE): `Some((now, later))`, the method over the CSR arrays to run from the first product
+/// TILE, BCCOO): `Some((now, later))`, the method over the CSR arrays to run from the first product
 /// ([`over_csr`]) and the one to build in the background and swap in when ready. `None` when
 /// the heuristic's choice runs on the CSR itself (it is built at analyze, as every named
 /// method is), and when `TESSERA_BACKGROUND_BUILD=0` asks for the final format at analyze.
@@ -84,12 +110,14 @@ pub fn background_plan(
     requested: Algorithm,
     tuning: Tuning,
     deterministic: bool,
+    sm: u32,
 ) -> Option<(Algorithm, Algorithm)> {
     if requested != Algorithm::Auto || tuning != Tuning::None || !background_enabled() {
         return None;
     }
-    let later = heuristic(stats, deterministic);
-    matches!(later, Algorithm::Brc | Algorithm::Tile).then(|| (over_csr(stats), later))
+    let later = heuristic(stats, deterministic, sm);
+    matches!(later, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
+        .then(|| (over_csr(stats), later))
 }
 
 /// True when this process may use more than one core (`available_parallelism`, which follows
@@ -158,9 +186,14 @@ pub fn background_start_after(target: Algorithm, host_copy: bool) -> u64 {
 
 /// Resolves the requested algorithm for a matrix with these statistics: AUTO by
 /// [`heuristic`]; a named method if this build has it, else NOT_SUPPORTED.
-pub fn choose(stats: &RowStats, requested: Algorithm, deterministic: bool) -> Result<Algorithm> {
+pub fn choose(
+    stats: &RowStats,
+    requested: Algorithm,
+    deterministic: bool,
+    sm: u32,
+) -> Result<Algorithm> {
     match requested {
-        Algorithm::Auto => Ok(heuristic(stats, deterministic)),
+        Algorithm::Auto => Ok(heuristic(stats, deterministic, sm)),
         a if implemented(a) => Ok(a),
         a => Err(Error::NotSupported(format!(
             "{} is not implemented in tessera {} yet; the implemented methods are {}",
@@ -178,8 +211,8 @@ pub fn choose(stats: &RowStats, requested: Algorithm, deterministic: bool) -> Re
 /// The methods AUTO times with QUICK/EXHAUSTIVE: every implemented one, the heuristic's choice
 /// first (it wins ties). Methods whose product is not bitwise reproducible are dropped later,
 /// after preparing, when the handle asks for determinism.
-pub fn timed_candidates(stats: &RowStats, deterministic: bool) -> Vec<Algorithm> {
-    let first = heuristic(stats, deterministic);
+pub fn timed_candidates(stats: &RowStats, deterministic: bool, sm: u32) -> Vec<Algorithm> {
+    let first = heuristic(stats, deterministic, sm);
     std::iter::once(first)
         .chain(IMPLEMENTED.iter().copied().filter(|&a| a != first))
         .collect()
@@ -210,7 +243,7 @@ pub fn by_timing<T: Scalar>(
     let picked = pick_fastest(
         &mut tuner,
         None,
-        timed_candidates(req.stats, req.deterministic),
+        timed_candidates(req.stats, req.deterministic, dev.sm_count()),
         |&alg| {
             let m = methods::prepare_gpu(alg, dev, stream, csr, &each)?;
             Ok((!req.deterministic || m.deterministic()).then_some(m))
@@ -257,71 +290,94 @@ mod tests {
     #[test]
     fn heuristic_sends_long_rows_and_wide_rows_to_hola() {
         assert_eq!(
-            heuristic(&stats("gen:lap3d7:10"), false),
+            heuristic(&stats("gen:lap3d7:10"), false, 132),
             Algorithm::CsrVector
         );
         assert_eq!(
-            heuristic(&stats("gen:uniform:2000,8,1"), false),
+            heuristic(&stats("gen:uniform:2000,8,1"), false, 132),
             Algorithm::CsrVector
         );
         // Large with even short rows: BRC; large with longer rows: HOLA.
         assert_eq!(
-            heuristic(&stats("gen:uniform:300000,16,1"), false),
+            heuristic(&stats("gen:uniform:300000,16,1"), false, 132),
             Algorithm::Brc
         );
-        assert_eq!(heuristic(&stats("gen:lap3d7:90"), false), Algorithm::Brc);
-        assert_eq!(heuristic(&stats("gen:grid2d:725"), false), Algorithm::Brc);
         assert_eq!(
-            heuristic(&stats("gen:elasticity:12"), false),
+            heuristic(&stats("gen:lap3d7:90"), false, 132),
+            Algorithm::Brc
+        );
+        assert_eq!(
+            heuristic(&stats("gen:grid2d:725"), false, 132),
+            Algorithm::Brc
+        );
+        assert_eq!(
+            heuristic(&stats("gen:elasticity:12"), false, 132),
             Algorithm::CsrVector
         );
-        // Half the rows empty: not even (CSR_VECTOR below 4M, HOLA above).
         assert_eq!(
-            heuristic(&stats("gen:emptyrows:300000,16,1"), false),
-            Algorithm::Hola
-        );
-        assert_eq!(
-            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false),
-            Algorithm::Hola
-        );
-        // Empty rows alone do not (CSR_VECTOR skips them); the power-law rows around them do.
-        assert_eq!(
-            heuristic(&stats("gen:emptyrows:2000,8,3"), false),
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false, 132),
             Algorithm::Hola
         );
         let mut t: Vec<_> = (0..100).map(|i| (2 * i, i % 7, 1.0)).collect();
         t.push((3, 3, 1.0));
         let half_empty = Csr::from_triplets(200, 7, &t).unwrap();
-        assert_eq!(heuristic(&half_empty.stats(), false), Algorithm::CsrVector);
+        assert_eq!(heuristic(&half_empty.stats(), false, 132), Algorithm::Bccoo);
         assert_eq!(
-            heuristic(&stats("gen:dense:200,300"), false),
+            heuristic(&stats("gen:dense:200,300"), false, 132),
             Algorithm::Hola
         );
         // Half dense and >= 1M non-zeros: TILE's dense tiles.
         assert_eq!(
-            heuristic(&stats("gen:dense:1000,1000"), false),
+            heuristic(&stats("gen:dense:1000,1000"), false, 132),
             Algorithm::Tile
         );
         assert_eq!(
-            heuristic(&stats("gen:dense:1000,1000"), true),
+            heuristic(&stats("gen:dense:1000,1000"), true, 132),
             Algorithm::CsrVector
         );
         assert_eq!(
-            heuristic(&stats("gen:onerow:500,3000,3000"), false),
+            heuristic(&stats("gen:onerow:500,3000,3000"), false, 132),
             Algorithm::Hola
         );
         // Determinism keeps CSR_VECTOR; so does an empty matrix.
         assert_eq!(
-            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), true),
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), true, 132),
             Algorithm::CsrVector
         );
         let e = Csr::<f64>::from_triplets(3, 3, &[]).unwrap();
-        assert_eq!(heuristic(&e.stats(), false), Algorithm::CsrVector);
+        assert_eq!(heuristic(&e.stats(), false, 132), Algorithm::CsrVector);
+    }
+
+    #[test]
+    fn many_empty_rows_get_bccoo_when_small_and_brc_when_large_per_sm() {
+        // Half the rows empty, power-law lengths in the others: the fitted split.
+        let small = stats("gen:emptyrows:2000,8,3");
+        let large = stats("gen:emptyrows:300000,16,1");
+        assert_eq!(heuristic(&small, false, 132), Algorithm::Bccoo);
+        assert_eq!(heuristic(&large, false, 132), Algorithm::Brc);
+        // The size threshold scales with the SMs: 4.8M non-zeros on 2,000 SMs is small.
+        assert_eq!(heuristic(&large, false, 2000), Algorithm::Bccoo);
+        assert_eq!(
+            heuristic(&stats("gen:powerlaw:19,16,1"), false, 132),
+            Algorithm::Brc
+        );
+        // A few empty rows do not (the circuit and graph matrices of the suite).
+        assert_eq!(
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false, 132),
+            Algorithm::Hola
+        );
+        // Determinism still keeps CSR_VECTOR, and AUTO builds the format in the background.
+        assert_eq!(heuristic(&large, true, 132), Algorithm::CsrVector);
+        assert_eq!(
+            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132)
+                .filter(|_| background_enabled()),
+            background_enabled().then_some((Algorithm::Hola, Algorithm::Bccoo))
+        );
     }
 
     #[test]
     fn timed_candidates_start_with_the_heuristic_and_cover_every_method() {
-        let c = timed_candidates(&stats("gen:circuit:3000,5,2,2500,4"), false);
+        let c = timed_candidates(&stats("gen:circuit:3000,5,2,2500,4"), false, 132);
         assert_eq!(c[0], Algorithm::Hola);
         assert_eq!(c.len(), IMPLEMENTED.len());
         assert!(IMPLEMENTED.iter().all(|a| c.contains(a)));
@@ -333,7 +389,7 @@ mod tests {
             if implemented(a) {
                 continue;
             }
-            let e = choose(&stats("gen:lap3d7:4"), a, false).unwrap_err();
+            let e = choose(&stats("gen:lap3d7:4"), a, false, 132).unwrap_err();
             assert!(
                 e.to_string().contains("TESSERA_ALGORITHM_CSR_VECTOR"),
                 "{e}"

@@ -257,6 +257,11 @@ impl IndexBase {
     }
 }
 
+/// The host backend has no SMs; the fixed rules that scale with the SM count use the device of
+/// the CSR-vector paper (Reguly & Giles: a Tesla C2070 with 14 SMs), so host parameters read like
+/// the paper's.
+pub(crate) const HOST_SM_COUNT: u32 = 14;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,9 +195,19 @@ impl<T: Scalar> Matrix<T> {
             ));
         }
         let stream = handle.cuda_stream();
+        let t0 = Instant::now();
         let Some(stats) = cuda::import::inspect(dev, stream, p)? else {
             return Ok(None);
         };
+        trace(|| {
+            format!(
+                "borrow {} x {}, nnz {}: inspected in {:.3} ms",
+                p.rows,
+                p.cols,
+                p.nnz,
+                t0.elapsed().as_secs_f64() * 1e3
+            )
+        });
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
         let gpu = GpuCsr::borrowed(
             dev,

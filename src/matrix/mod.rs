@@ -215,7 +215,8 @@ impl<T: Scalar> Matrix<T> {
         if self.reads_arrays_only() {
             return self.analyze_borrowed(handle, alg, tuning);
         }
-        match select::background_plan(&self.stats, alg, tuning, handle.deterministic()) {
+        let sm = handle.sm_count();
+        match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
             Some((now, later)) if select::spare_core() => {
                 // On the CUDA backend the build's copies slow the products running beside
                 // them: it starts when the products have earned it.
@@ -275,7 +276,7 @@ impl<T: Scalar> Matrix<T> {
     fn analyze_later(&mut self, handle: &Handle, now: Algorithm, later: Later) -> Result<()> {
         self.check_handle(handle)?;
         for a in [now, later.0] {
-            select::choose(&self.stats, a, false)?;
+            select::choose(&self.stats, a, false, handle.sm_count())?;
         }
         self.analyze_with(handle, now, Tuning::None, Some(later))
     }
@@ -288,7 +289,8 @@ impl<T: Scalar> Matrix<T> {
         later: Option<Later>,
     ) -> Result<()> {
         let start = Instant::now();
-        let algorithm = select::choose(&self.stats, alg, handle.deterministic())?;
+        let algorithm =
+            select::choose(&self.stats, alg, handle.deterministic(), handle.sm_count())?;
         let timed = alg == Algorithm::Auto
             && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
             && self.stats.nnz > 0;

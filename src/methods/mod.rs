@@ -190,10 +190,7 @@ pub fn build_on_host<T: Scalar>(
     }
 }
 
-/// The host backend has no SMs; the fixed rules that scale with the SM count use the device of
-/// the CSR-vector paper (Reguly & Giles: a Tesla C2070 with 14 SMs), so host parameters read like
-/// the paper's.
-pub(crate) const HOST_SM_COUNT: u32 = 14;
+pub(crate) use crate::types::HOST_SM_COUNT;
 
 /// The one list of methods (`list.rs`): each line names the [`Algorithm`], the method's
 /// folder (whose `kernel.rs` declares its kernel file), and the types that build its host and

@@ -32,7 +32,13 @@ pub struct Device {
     /// Page-locked buffers for uploads from pageable memory (`memory::upload_staged`), made at
     /// the first large upload.
     pub(super) staging: Mutex<Option<super::memory::Staging>>,
+    /// [`SCRATCH_BYTES`] of device memory (its address; 0 until first used) for work that waits
+    /// before it returns: the import kernels' status words ([`Device::scratch`]).
+    scratch: Mutex<u64>,
 }
+
+/// Bytes of [`Device::scratch`].
+pub const SCRATCH_BYTES: usize = 256;
 
 // SAFETY: a CUcontext and CUdevice are process-wide driver handles, valid from any thread;
 // every use pushes the context on the calling thread first. The module map is behind a Mutex.
@@ -175,7 +181,27 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
             staging: Mutex::new(None),
+            scratch: Mutex::new(0),
         })
+    }
+
+    /// The device's scratch memory ([`SCRATCH_BYTES`] bytes at the address the guard holds),
+    /// allocated at its first use and freed with the device: for work that waits for the
+    /// device before it returns (then the memory is free again when the guard drops), without
+    /// an allocation and a free of its own. Other threads wait for the guard.
+    pub(crate) fn scratch(&self) -> Result<std::sync::MutexGuard<'_, u64>> {
+        let mut g = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if *g == 0 {
+            let _c = self.enter()?;
+            let mut p: sys::CUdeviceptr = 0;
+            // SAFETY: the context is current; p is a valid out-pointer.
+            check(
+                unsafe { sys::cuMemAlloc_v2(&mut p, SCRATCH_BYTES) },
+                "cuMemAlloc (device scratch)",
+            )?;
+            *g = p;
+        }
+        Ok(g)
     }
 
     /// Makes this device's context current on the calling thread until the guard drops (a
@@ -350,6 +376,13 @@ impl Drop for Device {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
+        let scratch = *self.scratch.get_mut().unwrap_or_else(|p| p.into_inner());
+        if scratch != 0 {
+            if let Ok(_g) = self.enter() {
+                // SAFETY: our allocation in this context; nothing uses it after the device.
+                let _ = unsafe { sys::cuMemFree_v2(scratch) };
+            }
+        }
         if let Some(mut st) = self
             .staging
             .get_mut()

@@ -51,9 +51,12 @@ pub struct Imported {
     pub ms: [f64; 2],
 }
 
+/// Threads per block of the import kernels (at most kernels/util.cu's UTIL_IMPORT_WARPS warps).
 const BLOCK: u32 = 256;
 /// Status words of the kernels (kernels/util.cu).
 const STATUS: usize = 11;
+// Inspecting, they live in the device's scratch memory.
+const _: () = assert!(STATUS * 8 <= super::device::SCRATCH_BYTES);
 
 /// Validates and converts `p` on `stream` (and waits). `Ok(None)`: the arrays are valid but
 /// some row's columns are not sorted. Errors name the entry as the host path does.
@@ -131,15 +134,23 @@ fn convert(
         if keep { (p.rows + 1) * 4 } else { 0 },
         if keep { p.nnz * 4 } else { 0 },
         p.nnz * value_bytes.unwrap_or(0),
-        STATUS * 8,
+        if keep { STATUS * 8 } else { 0 },
     ];
-    let [row_ptr, col_ind, values, st] =
+    // Inspecting, the status words are the device's scratch memory (no allocation and no free
+    // on a borrowed matrix's path); its guard is held until the read-back below.
+    let scratch = if keep { None } else { Some(dev.scratch()?) };
+    let [row_ptr, col_ind, values, own_st] =
         DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
+    let st = match &scratch {
+        Some(addr) => DeviceBuffer::borrowed(dev, **addr, STATUS * 8),
+        None => own_st,
+    };
     let t1 = std::time::Instant::now();
     st.zero(stream)?;
+    // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
-            .clamp(1, 32 * dev.sm_count().max(1) as usize)
+            .clamp(1, 8 * dev.sm_count().max(1) as usize)
     };
     if p.rows > 0 {
         let args = KernelArgs::new()
