@@ -136,6 +136,41 @@ __device__ __forceinline__ void brc_reduce(int n, const unsigned *__restrict__ r
     }
 }
 
+// brc_ell_build_<T>: the ELL part of a pure-ELL hybrid (k = the longest row: no BRC blocks),
+// built on the device from tessera's CSR, exactly as format.rs builds it on the host: slot
+// (row i, j) at j*rows + i holds row i's j-th entry; value_slot[e] names the slot of CSR entry
+// e; a padding slot holds 0 and the column of the nearest row above in its aligned group of 32
+// rows (one warp) with an entry in column j, else the first such row below, else column 0.
+// One thread per row, the block a multiple of 32 threads starting on a multiple of 32 rows;
+// every lane of a warp runs the loop (ballots and shuffles over the whole group).
+template <typename T>
+__device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__restrict__ rp,
+                                              const int *__restrict__ ci,
+                                              const T *__restrict__ va, int *__restrict__ col,
+                                              T *__restrict__ val, unsigned *__restrict__ slot) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    const bool row = i < rows;
+    const int e0 = row ? rp[i] : 0;
+    const int len = row ? rp[i + 1] - e0 : 0;
+    for (int j = 0; j < k; ++j) {
+        const bool has = j < len;
+        const int c = has ? ci[e0 + j] : 0;
+        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
+        const unsigned above = with & ((1u << lane) - 1u);
+        // The nearest row above with an entry, else the first one in the group, else lane 0
+        // (whose column is then 0 too: no row of the group has one).
+        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
+        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        if (row) {
+            const unsigned s = (unsigned)j * (unsigned)rows + (unsigned)i;
+            col[s] = has ? c : pad;
+            val[s] = has ? va[e0 + j] : T(0);
+            if (has) slot[e0 + j] = s;
+        }
+    }
+}
+
 #define BRC_ENTRY(T, S)                                                                        \
     extern "C" __global__ void brc_spmv_##S(                                                   \
         long long block_rows, int b1, int rep, const uint2 *__restrict__ block_info,           \
@@ -158,5 +193,11 @@ __device__ __forceinline__ void brc_reduce(int n, const unsigned *__restrict__ r
         int n, const unsigned *__restrict__ rows, const unsigned *__restrict__ ptr,            \
         const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta, int accumulate) {   \
         brc_reduce<T>(n, rows, ptr, partial, y, alpha, beta, accumulate);                      \
+    }                                                                                          \
+    extern "C" __global__ void brc_ell_build_##S(                                              \
+        int rows, int k, const int *__restrict__ rp, const int *__restrict__ ci,               \
+        const T *__restrict__ va, int *__restrict__ col, T *__restrict__ val,                  \
+        unsigned *__restrict__ slot) {                                                         \
+        brc_ell_build<T>(rows, k, rp, ci, va, col, val, slot);                                 \
     }
 TESSERA_INSTANTIATE(BRC_ENTRY)

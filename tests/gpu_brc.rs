@@ -288,3 +288,96 @@ fn brc_gpu_deterministic_products_queued_on_eight_streams_do_not_share_partials(
     assert!(m.info().deterministic, "{}", m.info().params);
     common::gpu::queued_products_on_streams(&m, &a, &name, 8, 20);
 }
+
+/// BRC with TUNING_NONE on a matrix kept on the device, whose rows are all about as long,
+/// builds its pure ELL form on the device: the same columns (padding included), values and
+/// value map as format.rs builds on the host for that width, bitwise the same products, values
+/// updated through the map; and AUTO runs it from the first product (no background build).
+#[test]
+fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
+    let Some([h, _]) = gpus() else { return };
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    for spec in [
+        "gen:lap3d7:21",
+        "gen:stencil27:9",
+        "gen:uniform:3001,12,5",
+        "gen:grid2d:77",
+        "gen:random:700,900,6,3",
+        // Over 1M non-zeros: AUTO's rule picks BRC.
+        "gen:lap3d7:60",
+    ] {
+        let (_, a) = tessera::io::load(spec).unwrap();
+        let stats = a.stats();
+        assert!(
+            tessera::methods::brc::cuda::builds_on_device(&stats),
+            "{spec}"
+        );
+        let csr = GpuCsr::upload(
+            dev,
+            stream,
+            &a,
+            tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
+        )
+        .unwrap();
+        let on_device = Request {
+            host: None,
+            stats: &stats,
+            tuning: Tuning::None,
+            deterministic: false,
+        };
+        let m = BrcGpu::prepare(dev, stream, &csr, &on_device).unwrap();
+        assert!(
+            m.describe().contains("built on the device"),
+            "{}",
+            m.describe()
+        );
+        let f = format::build(&a, 32, 1, stats.max, Variant::Atomic).unwrap();
+        assert_eq!(f.num_blocks(), 0, "{spec}: a pure ELL part");
+        let (col, val, slot) = m.download(stream).unwrap();
+        assert_eq!(col, f.col, "{spec}: columns (padding included)");
+        assert_eq!(val, f.values, "{spec}: values");
+        assert_eq!(slot, f.value_slot, "{spec}: value map");
+        // The product matches the f64 one; AUTO on a device-only matrix runs BRC at once.
+        check_method(&h, spec, &a, Algorithm::Brc, Tuning::None);
+        let mut auto = Matrix::new_via(
+            &h,
+            tessera::CsrParts {
+                rows: a.rows() as i64,
+                cols: a.cols() as i64,
+                nnz: a.nnz() as i64,
+                row_ptr: tessera::Indices::I32(a.row_ptr()),
+                col_ind: tessera::Indices::I32(a.col_ind()),
+                values: a.values(),
+                base: tessera::IndexBase::Zero,
+            },
+            tessera::CreatePath::Device,
+        )
+        .unwrap();
+        auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+        let info = auto.info();
+        if tessera::select::heuristic(&stats, false, dev.sm_count()) == Algorithm::Brc {
+            assert_eq!(info.algorithm, Algorithm::Brc, "{spec}: {}", info.params);
+            assert_eq!(info.background, tessera::BackgroundStatus::None);
+        }
+        // New values through the value map, from the host and from the device.
+        let doubled: Vec<f64> = a.values().iter().map(|v| 2.0 * v).collect();
+        auto.update_values(&h, &doubled).unwrap();
+        let mut b = a.clone();
+        b.set_values_from_input(&doubled).unwrap();
+        let x = x_for(a.cols(), 9);
+        let mut y = vec![f64::NAN; a.rows()];
+        auto.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+            .unwrap();
+        assert_product(
+            &format!("{spec} AUTO after update_values"),
+            &b,
+            Operation::NonTranspose,
+            1.0,
+            &x,
+            0.0,
+            &vec![0.0; a.rows()],
+            &y,
+        );
+    }
+}

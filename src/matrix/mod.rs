@@ -217,6 +217,19 @@ impl<T: Scalar> Matrix<T> {
         }
         let sm = handle.sm_count();
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
+            // A matrix kept on the device whose BRC form builds there in a pass over the CSR
+            // (no host copy, no worker): built here, run from the first product.
+            Some((_, Algorithm::Brc))
+                if handle.cuda().is_some()
+                    && self.csr.is_none()
+                    && methods::brc::cuda::builds_on_device(&self.stats) =>
+            {
+                self.analyze_with(handle, Algorithm::Brc, Tuning::None, None)?;
+                if let Some(a) = &mut self.analysis {
+                    a.auto_note = "AUTO: brc, built on the device at analyze; ".into();
+                }
+                Ok(())
+            }
             Some((now, later)) if select::spare_core() => {
                 // On the CUDA backend the build's copies slow the products running beside
                 // them: it starts when the products have earned it.
@@ -302,7 +315,10 @@ impl<T: Scalar> Matrix<T> {
         }
         // A matrix kept on the device stays there for CSR_VECTOR and HOLA: the host copy is
         // made for the methods that read it, and by a background build's worker for itself.
-        if handle.cuda().is_none() || timed || methods::needs_host_csr(algorithm, tuning) {
+        if handle.cuda().is_none()
+            || timed
+            || methods::needs_host_csr(algorithm, tuning, &self.stats)
+        {
             self.host_csr(handle)?;
         } else {
             self.sync_host_values(handle)?;

@@ -71,10 +71,14 @@ impl<'a, T> Request<'a, T> {
 /// HOLA run over the device CSR alone. A matrix created from device arrays (or, above
 /// `HOST_IMPORT_MIN_SIZE`, from host arrays) keeps its CSR on the device until one of them
 /// asks.
-pub fn needs_host_csr(alg: Algorithm, tuning: Tuning) -> bool {
+///
+/// BRC with TUNING_NONE builds its format on the device when its rows are all about as long
+/// (`brc::cuda::builds_on_device`): no host copy either.
+pub fn needs_host_csr(alg: Algorithm, tuning: Tuning, stats: &RowStats) -> bool {
     match alg {
         Algorithm::CsrVector | Algorithm::Hola => false,
         Algorithm::Auto => matches!(tuning, Tuning::Quick | Tuning::Exhaustive),
+        Algorithm::Brc => tuning != Tuning::None || !brc::cuda::builds_on_device(stats),
         _ => true,
     }
 }

@@ -40,6 +40,7 @@ struct Kernels {
     scale_rows: Function,
     ell: Function,
     reduce: Function,
+    ell_build: Function,
 }
 
 fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
@@ -50,7 +51,24 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
         scale_rows: m.function(&format!("brc_scale_rows_{s}"))?,
         ell: m.function(&format!("brc_ell_{s}"))?,
         reduce: m.function(&format!("brc_reduce_{s}"))?,
+        ell_build: m.function(&format!("brc_ell_build_{s}"))?,
     })
+}
+
+/// The most padding (ELL slots over non-zeros) for which BRC's format is built on the device as
+/// a pure ELL part (k = the longest row, no BRC blocks): the rows of AUTO's BRC matrices are
+/// all about as long (`select::heuristic`: longest <= 1.5 x mean), and the host rule's HYB
+/// width is then usually the longest row too (3D Laplacian, 27-point stencil, uniform rows).
+const DEVICE_ELL_MAX_PADDING: f64 = 1.5;
+
+/// True when BRC with TUNING_NONE builds its format on the device (`kernels/brc.cu`,
+/// `brc_ell_build`: one pass over the CSR, about two products' time) rather than on the host:
+/// a pure ELL part whose padding is at most [`DEVICE_ELL_MAX_PADDING`], of at most 2^32 - 1
+/// slots. The matrix must also keep no host copy (`BrcGpu::prepare`).
+pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
+    stats.nnz > 0
+        && stats.max as f64 <= DEVICE_ELL_MAX_PADDING * stats.mean
+        && (stats.rows as u128 * stats.max as u128) <= u32::MAX as u128
 }
 
 /// One format in device memory.
@@ -371,14 +389,23 @@ impl<T: Scalar> HostBuilt<T> for BrcOnHost<T> {
 
 impl<T: Scalar> BrcGpu<T> {
     /// Chooses the parameters (fixed rule, or by timing with `req.tuning`), builds the format
-    /// on the host in the requested variant and uploads it.
+    /// on the host in the requested variant and uploads it; or, with TUNING_NONE for a matrix
+    /// kept on the device whose rows are all about as long ([`builds_on_device`]), builds a
+    /// pure ELL part on the device from `csr`.
     pub fn prepare(
         dev: &Arc<Device>,
         stream: Stream,
-        _csr: &GpuCsr<T>,
+        csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
+        if req.tuning == Tuning::None
+            && req.host.is_none()
+            && !csr.index64()
+            && builds_on_device(req.stats)
+        {
+            return Self::ell_on_device(kernels, dev, stream, csr, req);
+        }
         let sm = dev.sm_count();
         let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, sm);
         let (params, on, how) = match req.tuning {
@@ -410,6 +437,115 @@ impl<T: Scalar> BrcGpu<T> {
             text,
             _t: PhantomData,
         })
+    }
+
+    /// The pure ELL form (k = the longest row) built on the device from `csr`: the same arrays
+    /// format.rs builds on the host for that width (padding columns included), queued on
+    /// `stream`.
+    fn ell_on_device(
+        kernels: Kernels,
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        let st = req.stats;
+        let (rows, k, nnz) = (st.rows, st.max, st.nnz);
+        let slots = rows * k;
+        let sz = std::mem::size_of::<T>();
+        let [values, col, value_slot] = DeviceBuffer::alloc_parts(
+            dev,
+            [slots * sz, slots * 4, nnz * 4],
+            "BRC's ELL part (values, columns, value map)",
+        )?;
+        let (rp, ci, va) = csr.arrays();
+        let args = KernelArgs::new()
+            .push(rows as i32)
+            .push(k as i32)
+            .push(rp)
+            .push(ci)
+            .push(va)
+            .push(col.addr())
+            .push(values.addr())
+            .push(value_slot.addr());
+        // SAFETY: brc_ell_build_<T>(int rows, int k, const int* rp, const int* ci, const T* va,
+        // int* col, T* val, unsigned* slot): rp, ci, va are tessera's int32 CSR of `rows` rows
+        // whose rows are at most k long (k = stats.max); col and val hold rows*k slots (<
+        // 2^32, builds_on_device), slot nnz entries; ROW_BLOCK is a multiple of 32 (the warp
+        // groups of the padding rule).
+        unsafe {
+            launch(
+                dev,
+                &kernels.ell_build,
+                rows.div_ceil(ROW_BLOCK as usize),
+                ROW_BLOCK,
+                stream,
+                args,
+            )?
+        };
+        let params = Params {
+            b1: params::FIXED_B1,
+            b2: 1,
+            rep: 1,
+            ell_width: k as u32,
+            block_size: params::BLOCK_SIZE,
+        };
+        let empty = || DeviceBuffer::alloc(dev, 0, "");
+        let on = OnDevice {
+            key: params.format_key(),
+            rows,
+            ell_width: k,
+            ell_slots: slots,
+            b1: params::FIXED_B1 as usize,
+            block_rows: 0,
+            n_scale: 0,
+            n_fix: 0,
+            accumulate: true,
+            // No BRC part: no atomics, whatever the variant.
+            deterministic: true,
+            values,
+            col,
+            block_info: empty()?,
+            dest: empty()?,
+            scale_rows: empty()?,
+            fix_rows: empty()?,
+            fix_ptr: empty()?,
+            partial: empty()?,
+            value_slot,
+            summary: format!(
+                "padding={:.3} (stored slots {slots} / nnz {nnz}; ELL {slots}), blocks=0, split_rows=0, empty_rows={}, no BRC part (bitwise reproducible)",
+                slots as f64 / nnz as f64,
+                st.empty_rows
+            ),
+            partial_ring: None,
+        };
+        let how = format!(
+            "built on the device: pure ELL k = longest row {k} (<= {DEVICE_ELL_MAX_PADDING} x mean {:.2})",
+            st.mean
+        );
+        Ok(BrcGpu {
+            kernels,
+            text: format!("{params} {}; {how}", on.summary),
+            on,
+            params,
+            dev: dev.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// The format's columns, values and value map as they are on the device (waits for
+    /// `stream`): for tests that compare the device-built ELL part with format.rs's.
+    #[doc(hidden)]
+    pub fn download(&self, stream: Stream) -> Result<(Vec<i32>, Vec<T>, Vec<u32>)> {
+        let dev = &self.dev;
+        let on = &self.on;
+        let mut col = vec![0i32; on.col.bytes() / 4];
+        let mut val = vec![T::ZERO; on.values.bytes() / std::mem::size_of::<T>()];
+        let mut slot = vec![0u32; on.value_slot.bytes() / 4];
+        crate::backend::cuda::copy_to_host(dev, stream, on.col.addr(), &mut col)?;
+        crate::backend::cuda::copy_to_host(dev, stream, on.values.addr(), &mut val)?;
+        crate::backend::cuda::copy_to_host(dev, stream, on.value_slot.addr(), &mut slot)?;
+        Ok((col, val, slot))
     }
 
     /// The host half of [`BrcGpu::prepare`] with TUNING_NONE on a device of `sm` SMs: the
