@@ -202,33 +202,44 @@ fn every_method_reads_borrowed_arrays_and_takes_announced_values() {
 fn auto_builds_its_format_from_borrowed_arrays_and_refreshes_it_on_update() {
     let Some(h) = gpu() else { return };
     let _g = shared_device();
-    // 1M rows of 7 entries: AUTO's rule predicts BRC, built in the background.
-    let mut c = Caller::new(&h, "gen:lap3d7:100");
-    let (s, m) = c.borrow(TESSERA_INDEX_BASE_ZERO);
-    ok(s);
-    // SAFETY: live handle and matrix.
-    ok(unsafe { tessera_analyze(c.handle, m, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE) });
-    let before = c.info(m);
-    assert_eq!(
-        before.algorithm,
-        TESSERA_ALGORITHM_CSR_VECTOR,
-        "{}",
-        params(&before)
-    );
-    assert!(params(&before).contains("brc"), "{}", params(&before));
-    c.product(&h, m, &c.a, "lap3d7 before the swap");
-    // SAFETY: live handle and matrix.
-    ok(unsafe { tessera_finish_background(c.handle, m) });
-    let after = c.info(m);
-    assert_eq!(after.algorithm, TESSERA_ALGORITHM_BRC, "{}", params(&after));
-    c.product(&h, m, &c.a, "lap3d7 after the swap");
-    let half = scaled(&c.a, 0.5);
-    c.va.copy_from(half.values()).unwrap();
-    // SAFETY: the matrix's own values array.
-    ok(unsafe { tessera_update_values(c.handle, m, dptr(c.va.addr())) });
-    c.product(&h, m, &half, "lap3d7, BRC after values written in place");
-    // SAFETY: live matrix.
-    ok(unsafe { tessera_destroy_matrix(m) });
+    // 1M rows of 7 entries: AUTO's BRC, its ELL part built on the device at analyze; half the
+    // rows empty: BRC built in the background from a download of the borrowed arrays.
+    for (spec, at_analyze) in [
+        ("gen:lap3d7:100", true),
+        ("gen:emptyrows:300000,16,1", false),
+    ] {
+        let mut c = Caller::new(&h, spec);
+        let (s, m) = c.borrow(TESSERA_INDEX_BASE_ZERO);
+        ok(s);
+        // SAFETY: live handle and matrix.
+        ok(unsafe { tessera_analyze(c.handle, m, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE) });
+        let before = c.info(m);
+        let want = if at_analyze {
+            TESSERA_ALGORITHM_BRC
+        } else {
+            TESSERA_ALGORITHM_HOLA
+        };
+        assert_eq!(before.algorithm, want, "{spec}: {}", params(&before));
+        assert!(params(&before).contains("brc"), "{}", params(&before));
+        c.product(&h, m, &c.a, &format!("{spec} before the swap"));
+        // SAFETY: live handle and matrix.
+        ok(unsafe { tessera_finish_background(c.handle, m) });
+        let after = c.info(m);
+        assert_eq!(after.algorithm, TESSERA_ALGORITHM_BRC, "{}", params(&after));
+        c.product(&h, m, &c.a, &format!("{spec} after the swap"));
+        let half = scaled(&c.a, 0.5);
+        c.va.copy_from(half.values()).unwrap();
+        // SAFETY: the matrix's own values array.
+        ok(unsafe { tessera_update_values(c.handle, m, dptr(c.va.addr())) });
+        c.product(
+            &h,
+            m,
+            &half,
+            &format!("{spec}, BRC after values written in place"),
+        );
+        // SAFETY: live matrix.
+        ok(unsafe { tessera_destroy_matrix(m) });
+    }
 }
 
 #[test]

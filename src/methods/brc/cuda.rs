@@ -21,7 +21,9 @@ use super::host::variant_for;
 use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
-use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
+use crate::backend::cuda::{
+    launch, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
+};
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::{GpuMethod, HostBuilt, Request};
@@ -61,12 +63,17 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
 /// width is then usually the longest row too (3D Laplacian, 27-point stencil, uniform rows).
 const DEVICE_ELL_MAX_PADDING: f64 = 1.5;
 
+/// The widest ELL part built on the device: `brc_ell_build` stages a group of 32 rows in
+/// 32 * k * (value + 4) bytes of shared memory (24 KiB in f64 at 64).
+const DEVICE_ELL_MAX_WIDTH: usize = 64;
+
 /// True when BRC with TUNING_NONE builds its format on the device (`kernels/brc.cu`,
 /// `brc_ell_build`: one pass over the CSR, about two products' time) rather than on the host:
-/// a pure ELL part whose padding is at most [`DEVICE_ELL_MAX_PADDING`], of at most 2^32 - 1
-/// slots. The matrix must also keep no host copy (`BrcGpu::prepare`).
+/// a pure ELL part whose padding is at most [`DEVICE_ELL_MAX_PADDING`], at most
+/// [`DEVICE_ELL_MAX_WIDTH`] wide, of at most 2^32 - 1 slots. The matrix must also keep no host copy (`BrcGpu::prepare`).
 pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
     stats.nnz > 0
+        && stats.max <= DEVICE_ELL_MAX_WIDTH
         && stats.max as f64 <= DEVICE_ELL_MAX_PADDING * stats.mean
         && (stats.rows as u128 * stats.max as u128) <= u32::MAX as u128
 }
@@ -470,15 +477,16 @@ impl<T: Scalar> BrcGpu<T> {
             .push(value_slot.addr());
         // SAFETY: brc_ell_build_<T>(int rows, int k, const int* rp, const int* ci, const T* va,
         // int* col, T* val, unsigned* slot): rp, ci, va are tessera's int32 CSR of `rows` rows
-        // whose rows are at most k long (k = stats.max); col and val hold rows*k slots (<
-        // 2^32, builds_on_device), slot nnz entries; ROW_BLOCK is a multiple of 32 (the warp
-        // groups of the padding rule).
+        // whose rows are at most k long (k = stats.max <= 64); col and val hold rows*k slots
+        // (< 2^32, builds_on_device), slot nnz entries; one warp per block and 32 rows, with
+        // the 32*k*(sizeof(T) + 4) bytes of shared memory it stages them in.
         unsafe {
-            launch(
+            launch_shared(
                 dev,
                 &kernels.ell_build,
-                rows.div_ceil(ROW_BLOCK as usize),
-                ROW_BLOCK,
+                rows.div_ceil(32),
+                32,
+                (32 * k * (sz + 4)) as u32,
                 stream,
                 args,
             )?
