@@ -46,8 +46,9 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// non-zeros per SM, with the rules above as one of its choices), a format for matrices with
 /// many empty rows (graphs with isolated vertices: the R-MAT power-law and empty-row
 /// generators, 10^3 to 10^7 non-zeros): BCCOO up to [`GRAPH_BCCOO_NNZ_PER_SM`] non-zeros per
-/// SM, BRC above. On those training matrices the fastest method was BCCOO or BRC on 33 of 36
-/// (f32 and f64), by 5-35% over HOLA.
+/// SM, BRC above. On those training matrices (36 pairs of matrix and value type) the fastest
+/// method was BCCOO or BRC on 34, HOLA on 2; the better of the two from 3% slower to 52% faster
+/// than HOLA.
 ///
 /// `deterministic` keeps CSR_VECTOR (HOLA, BRC and BCCOO combine shared rows with float
 /// atomics). `sm` is the device's SM count (the host backend's fixed rules use 14).
