@@ -211,15 +211,7 @@ pub unsafe extern "C" fn tessera_create_csr(
     guard("tessera_create_csr", || {
         // SAFETY: one thread per handle (documented contract).
         let h = unsafe { ptr::handle(handle) }?;
-        ptr::out(A, "A")?;
-        let it = IndexType::try_from(it)?;
-        let base = IndexBase::try_from(base)?;
-        let vt = ValueType::try_from(vt)?;
-        let (nrows, ncols, nz) = (
-            check_dim("rows", rows)?,
-            check_dim("cols", cols)?,
-            check_dim("nnz", nnz)?,
-        );
+        let (it, base, vt, [nrows, ncols, nz]) = create_args(A, [rows, cols, nnz], (it, base, vt))?;
         // All three arrays in device memory: validated and converted on the device, unless
         // some row's columns need sorting (then the host path below copies and sorts them).
         if let Some(p) = device_csr(
@@ -252,6 +244,26 @@ pub unsafe extern "C" fn tessera_create_csr(
         unsafe { ptr::write(A, ptr::new_matrix(m)) };
         Ok(())
     })
+}
+
+/// The create functions' checks after the handle's, in the API's order: the out-pointer, the
+/// enums, the sizes.
+fn create_args(
+    A: *mut tessera_matrix,
+    [rows, cols, nnz]: [i64; 3],
+    (it, base, vt): (tessera_index_type, tessera_index_base, tessera_value_type),
+) -> Result<(IndexType, IndexBase, ValueType, [usize; 3])> {
+    ptr::out(A, "A")?;
+    Ok((
+        IndexType::try_from(it)?,
+        IndexBase::try_from(base)?,
+        ValueType::try_from(vt)?,
+        [
+            check_dim("rows", rows)?,
+            check_dim("cols", cols)?,
+            check_dim("nnz", nnz)?,
+        ],
+    ))
 }
 
 /// tessera_create_csr's path through host copies of the arrays (any memory the handle reads;
@@ -319,15 +331,7 @@ pub unsafe extern "C" fn tessera_create_csr_borrowed(
     guard("tessera_create_csr_borrowed", || {
         // SAFETY: one thread per handle (documented contract).
         let h = unsafe { ptr::handle(handle) }?;
-        ptr::out(A, "A")?;
-        let it = IndexType::try_from(it)?;
-        let base = IndexBase::try_from(base)?;
-        let vt = ValueType::try_from(vt)?;
-        let dims = [
-            check_dim("rows", rows)?,
-            check_dim("cols", cols)?,
-            check_dim("nnz", nnz)?,
-        ];
+        let (it, base, vt, dims) = create_args(A, [rows, cols, nnz], (it, base, vt))?;
         if h.cuda().is_none() {
             return Err(Error::InvalidValue(
                 "tessera_create_csr_borrowed reads device arrays: it needs a CUDA handle (tessera_create_csr copies host arrays)".into(),

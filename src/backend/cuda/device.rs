@@ -38,7 +38,7 @@ pub struct Device {
 }
 
 /// Bytes of [`Device::scratch`].
-pub const SCRATCH_BYTES: usize = 256;
+pub(crate) const SCRATCH_BYTES: usize = 256;
 
 // SAFETY: a CUcontext and CUdevice are process-wide driver handles, valid from any thread;
 // every use pushes the context on the calling thread first. The module map is behind a Mutex.
