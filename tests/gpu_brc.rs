@@ -292,7 +292,7 @@ fn brc_gpu_deterministic_products_queued_on_eight_streams_do_not_share_partials(
 /// BRC with TUNING_NONE on a matrix kept on the device, whose rows are all about as long,
 /// builds its pure ELL form on the device: the same columns (padding included), values and
 /// value map as format.rs builds on the host for that width, bitwise the same products, values
-/// updated through the map; and AUTO runs it from the first product (no background build).
+/// updated through the map; and AUTO's worker builds it on the device (no host copy).
 #[test]
 fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
     let Some([h, _]) = gpus() else { return };
@@ -355,10 +355,25 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
         )
         .unwrap();
         auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
-        let info = auto.info();
         if tessera::select::heuristic(&stats, false, dev.sm_count()) == Algorithm::Brc {
+            // Built at once by the worker, on the device, while CSR_VECTOR runs.
+            let info = auto.info();
+            assert_eq!(
+                info.algorithm,
+                Algorithm::CsrVector,
+                "{spec}: {}",
+                info.params
+            );
+            assert_ne!(info.background, tessera::BackgroundStatus::None);
+            auto.finish_background(&h).unwrap();
+            let info = auto.info();
             assert_eq!(info.algorithm, Algorithm::Brc, "{spec}: {}", info.params);
-            assert_eq!(info.background, tessera::BackgroundStatus::None);
+            assert!(
+                info.params.contains("built on the device"),
+                "{}",
+                info.params
+            );
+            assert!(!auto.has_host_copy(), "{spec}: nothing was downloaded");
         }
         // New values through the value map, from the host and from the device.
         let doubled: Vec<f64> = a.values().iter().map(|v| 2.0 * v).collect();

@@ -5,13 +5,14 @@
 mod background;
 mod borrowed;
 mod create;
+mod spawn;
 
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
 pub use create::CreatePath;
 
 use crate::backend::cuda::csr::GpuCsr;
-use crate::backend::cuda::{self, DeviceVec, OwnedStream};
+use crate::backend::cuda::{self, DeviceVec};
 use crate::csr::{Csr, RowStats};
 use crate::error::{Error, Result};
 use crate::handle::Handle;
@@ -218,12 +219,21 @@ impl<T: Scalar> Matrix<T> {
         let sm = handle.sm_count();
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
             // A matrix kept on the device whose BRC form builds there in a pass over the CSR
-            // (no host copy, no worker): built here, run from the first product.
-            Some((_, Algorithm::Brc))
+            // (about two products' time, no host copy): built at once by the worker on a stream
+            // of its own while the first products run over the CSR; with one core, here.
+            Some((now, Algorithm::Brc))
                 if handle.cuda().is_some()
                     && self.csr.is_none()
                     && methods::brc::cuda::builds_on_device(&self.stats) =>
             {
+                if select::spare_core() {
+                    return self.analyze_with(
+                        handle,
+                        now,
+                        Tuning::None,
+                        Some((Algorithm::Brc, None, 0)),
+                    );
+                }
                 self.analyze_with(handle, Algorithm::Brc, Tuning::None, None)?;
                 if let Some(a) = &mut self.analysis {
                     a.auto_note = "AUTO: brc, built on the device at analyze; ".into();
@@ -418,72 +428,6 @@ impl<T: Scalar> Matrix<T> {
             auto_note,
         });
         Ok(())
-    }
-
-    /// Starts building `target` (fixed rule) for the device in the background: its host half
-    /// ([`methods::build_on_host`]; no CUDA call) on the worker, then its upload on a stream of
-    /// the worker's own, waited for there.
-    fn spawn_gpu(
-        &self,
-        dev: &Arc<cuda::Device>,
-        gcsr: &Arc<GpuCsr<T>>,
-        target: Algorithm,
-        deterministic: bool,
-        gate: Option<std::sync::mpsc::Receiver<()>>,
-        after: u64,
-    ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
-        /// What the host half leaves for the device half.
-        enum HostHalf<T: Scalar> {
-            /// The format, built.
-            Built(Box<dyn methods::HostBuilt<T>>),
-            /// A method built in one step: the CSR, for `prepare_gpu` in the device half.
-            Whole(Arc<Csr<T>>, RowStats),
-        }
-        type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
-        let (present, stats) = (self.csr.clone(), self.stats);
-        let sm = dev.sm_count();
-        let phases = Phases {
-            // A matrix kept on the device: its host copy, downloaded here rather than on the
-            // caller's first product.
-            fetch: move |(dev, gcsr): &Resources<T>| match present {
-                Some(csr) => Ok(csr),
-                None => {
-                    cuda::relax_capture_mode()?;
-                    let own = OwnedStream::new(dev)?;
-                    Ok(Arc::new(gcsr.download(own.stream())?))
-                }
-            },
-            host: move |csr: Arc<Csr<T>>| {
-                let req = Request::fixed_rule(&csr, &stats, deterministic);
-                Ok(match methods::build_on_host(target, sm, &req) {
-                    Some(built) => HostHalf::Built(built?),
-                    None => HostHalf::Whole(csr, stats),
-                })
-            },
-            device: move |half, (dev, gcsr): Resources<T>| {
-                cuda::relax_capture_mode()?;
-                let own = OwnedStream::new(&dev)?;
-                let method = match half {
-                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr)?,
-                    HostHalf::Whole(csr, stats) => {
-                        let req = Request::fixed_rule(&csr, &stats, deterministic);
-                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
-                    }
-                };
-                own.synchronize()?;
-                Ok(method)
-            },
-        };
-        // The device handles reach the worker only for its fetch (under the lock a canceller
-        // waits for) and its device half: a cancelled build never frees device memory on it.
-        Background::spawn(
-            target,
-            self.values_gen,
-            after,
-            phases,
-            (dev.clone(), gcsr.clone()),
-            gate,
-        )
     }
 
     /// Waits for AUTO's background build (if one is running) and swaps its method in, so

@@ -1,0 +1,102 @@
+//! AUTO's background build of a format for the device ([`Matrix::spawn_gpu`]): what the worker
+//! fetches, builds on the host and uploads, or builds on the device.
+
+use super::background::{Background, Phases};
+use super::Matrix;
+use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::{self, OwnedStream};
+use crate::csr::{Csr, RowStats};
+use crate::error::Result;
+use crate::methods::{self, GpuMethod, Request};
+use crate::scalar::Scalar;
+use crate::types::{Algorithm, Tuning};
+use std::sync::Arc;
+
+impl<T: Scalar> Matrix<T> {
+    /// Starts building `target` (fixed rule) for the device in the background: its host half
+    /// ([`methods::build_on_host`]; no CUDA call) on the worker, then its upload on a stream of
+    /// the worker's own, waited for there; or, for BRC on a matrix kept on the device whose rows
+    /// are all about as long ([`methods::brc::cuda::builds_on_device`]), nothing on the host
+    /// and the format built on the device on that stream.
+    pub(super) fn spawn_gpu(
+        &self,
+        dev: &Arc<cuda::Device>,
+        gcsr: &Arc<GpuCsr<T>>,
+        target: Algorithm,
+        deterministic: bool,
+        gate: Option<std::sync::mpsc::Receiver<()>>,
+        after: u64,
+    ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
+        /// What the host half leaves for the device half.
+        enum HostHalf<T: Scalar> {
+            /// The format, built.
+            Built(Box<dyn methods::HostBuilt<T>>),
+            /// A method built in one step: the CSR, for `prepare_gpu` in the device half.
+            Whole(Arc<Csr<T>>, RowStats),
+            /// A format built on the device from the device CSR (no host copy).
+            OnDevice,
+        }
+        type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
+        let (present, stats) = (self.csr.clone(), self.stats);
+        let sm = dev.sm_count();
+        // BRC's ELL form of a matrix kept on the device builds there: nothing to fetch.
+        let on_device = present.is_none()
+            && target == Algorithm::Brc
+            && methods::brc::cuda::builds_on_device(&stats);
+        let phases = Phases {
+            // A matrix kept on the device: its host copy, downloaded here rather than on the
+            // caller's first product.
+            fetch: move |(dev, gcsr): &Resources<T>| match present {
+                _ if on_device => Ok(None),
+                Some(csr) => Ok(Some(csr)),
+                None => {
+                    cuda::relax_capture_mode()?;
+                    let own = OwnedStream::new(dev)?;
+                    Ok(Some(Arc::new(gcsr.download(own.stream())?)))
+                }
+            },
+            host: move |csr: Option<Arc<Csr<T>>>| {
+                let Some(csr) = csr else {
+                    return Ok(HostHalf::OnDevice);
+                };
+                let req = Request::fixed_rule(&csr, &stats, deterministic);
+                Ok(match methods::build_on_host(target, sm, &req) {
+                    Some(built) => HostHalf::Built(built?),
+                    None => HostHalf::Whole(csr, stats),
+                })
+            },
+            device: move |half, (dev, gcsr): Resources<T>| {
+                cuda::relax_capture_mode()?;
+                let own = OwnedStream::new(&dev)?;
+                let method = match half {
+                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr)?,
+                    HostHalf::OnDevice => {
+                        let req = Request {
+                            host: None,
+                            stats: &stats,
+                            tuning: Tuning::None,
+                            deterministic,
+                        };
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
+                    }
+                    HostHalf::Whole(csr, stats) => {
+                        let req = Request::fixed_rule(&csr, &stats, deterministic);
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
+                    }
+                };
+                own.synchronize()?;
+                Ok(method)
+            },
+        };
+        // The device handles reach the worker only for its fetch (under the lock a canceller
+        // waits for) and its device half: a cancelled build never frees device memory on it.
+        Background::spawn(
+            target,
+            self.values_gen,
+            after,
+            phases,
+            (dev.clone(), gcsr.clone()),
+            gate,
+        )
+    }
+}
