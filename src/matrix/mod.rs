@@ -206,11 +206,12 @@ impl<T: Scalar> Matrix<T> {
     /// Analyzing again replaces the previous analysis.
     ///
     /// AUTO with TUNING_NONE, when its heuristic picks a method with a format of its own (BRC,
-    /// TILE), answers at once with the method over the CSR arrays the heuristic would pick
-    /// without them, and builds the format on a worker thread; a product swaps it in once it
-    /// is ready (`select::background_plan`; `TESSERA_BACKGROUND_BUILD=0` builds it here). A
+    /// TILE, BCCOO), answers at once with the method over the CSR arrays the heuristic would
+    /// pick without them, and builds the format on a worker thread; a product swaps it in once
+    /// it is ready (`select::background_plan`; `TESSERA_BACKGROUND_BUILD=0` builds it here). A
     /// process with one core (`select::spare_core`: its CPU affinity, e.g. an MPI rank bound to a
-    /// core) keeps that method and builds no format.
+    /// core) keeps that method and builds no format, except BRC's ELL form of a matrix kept on
+    /// the device whose rows are all about as long, which it builds here on the device.
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
         if self.reads_arrays_only() {
