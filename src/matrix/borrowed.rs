@@ -34,8 +34,8 @@ impl<T: Scalar> Matrix<T> {
     /// True when only a method that reads the caller's arrays at product time may run: they
     /// may change without a call, or their int64 indices serve CSR_VECTOR alone.
     pub(super) fn reads_arrays_only(&self) -> bool {
-        self.is_borrowed()
-            && (self.unannounced_writes || self.dcsr.as_ref().is_some_and(|d| d.index64()))
+        // Both hold only for borrowed arrays (only they are int64).
+        self.unannounced_writes || self.dcsr.as_ref().is_some_and(|d| d.index64())
     }
 
     /// A matrix that may only read the caller's arrays ([`Matrix::reads_arrays_only`]) runs a
@@ -70,7 +70,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// `update_values` of a matrix whose caller rewrites its arrays without a call: refused.
     pub(super) fn refuse_if_borrowed(&self) -> Result<()> {
-        if self.is_borrowed() && self.unannounced_writes {
+        if self.unannounced_writes {
             return Err(Error::NotSupported(
                 "the matrix reads the caller's own arrays: write the new values there".into(),
             ));

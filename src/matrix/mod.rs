@@ -219,46 +219,47 @@ impl<T: Scalar> Matrix<T> {
         }
         let sm = handle.sm_count();
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
-            // A matrix kept on the device whose BRC form builds there in a pass over the CSR
-            // (about two products' time, no host copy): built at once by the worker on a stream
-            // of its own while the first products run over the CSR; with one core, here.
-            Some((now, Algorithm::Brc))
-                if handle.cuda().is_some()
+            Some((now, later)) => {
+                // A format that builds on the device from the device CSR (BRC's ELL form of
+                // even rows, about two products' time) moves no copies: its build starts at
+                // once, and a process with one core runs it here.
+                let on_device = handle.cuda().is_some()
                     && self.csr.is_none()
-                    && methods::brc::cuda::builds_on_device(&self.stats) =>
-            {
+                    && !methods::needs_host_csr(later, Tuning::None, &self.stats);
                 if select::spare_core() {
+                    // On the CUDA backend a build's copies slow the products running beside
+                    // them: it starts when the products have earned it.
+                    let after = match handle.cuda() {
+                        Some(_) if !on_device => {
+                            select::background_start_after(later, self.csr.is_some())
+                        }
+                        _ => 0,
+                    };
                     return self.analyze_with(
                         handle,
                         now,
                         Tuning::None,
-                        Some((Algorithm::Brc, None, 0)),
+                        Some((later, None, after)),
                     );
                 }
-                self.analyze_with(handle, Algorithm::Brc, Tuning::None, None)?;
-                if let Some(a) = &mut self.analysis {
-                    a.auto_note = "AUTO: brc, built on the device at analyze; ".into();
-                }
-                Ok(())
-            }
-            Some((now, later)) if select::spare_core() => {
-                // On the CUDA backend the build's copies slow the products running beside
-                // them: it starts when the products have earned it.
-                let after = match handle.cuda() {
-                    Some(_) => select::background_start_after(later, self.csr.is_some()),
-                    None => 0,
-                };
-                self.analyze_with(handle, now, Tuning::None, Some((later, None, after)))
-            }
-            Some((now, later)) => {
                 // One core for this process (e.g. an MPI rank bound to a core): a background
-                // build would take it from the caller's own work, and building here would
-                // make the first product wait. AUTO keeps the method over the CSR.
-                self.analyze_with(handle, now, Tuning::None, None)?;
+                // build would take it from the caller's own work, and building on the host here
+                // would make the first product wait. AUTO keeps the method over the CSR, or
+                // builds a format that builds on the device here.
+                let (run, note) = if on_device {
+                    (
+                        later,
+                        format!("AUTO: {later}, built on the device at analyze; "),
+                    )
+                } else {
+                    (
+                        now,
+                        format!("AUTO keeps {now}: this process has one core, which a background build of {later} would take from it; "),
+                    )
+                };
+                self.analyze_with(handle, run, Tuning::None, None)?;
                 if let Some(a) = &mut self.analysis {
-                    a.auto_note = format!(
-                        "AUTO keeps {now}: this process has one core, which a background build of {later} would take from it; "
-                    );
+                    a.auto_note = note;
                 }
                 Ok(())
             }

@@ -15,9 +15,9 @@ use std::sync::Arc;
 impl<T: Scalar> Matrix<T> {
     /// Starts building `target` (fixed rule) for the device in the background: its host half
     /// ([`methods::build_on_host`]; no CUDA call) on the worker, then its upload on a stream of
-    /// the worker's own, waited for there; or, for BRC on a matrix kept on the device whose rows
-    /// are all about as long ([`methods::brc::cuda::builds_on_device`]), nothing on the host
-    /// and the format built on the device on that stream.
+    /// the worker's own, waited for there; or, for a matrix kept on the device and a format that
+    /// builds there ([`methods::needs_host_csr`] false: BRC's ELL form of even rows), nothing
+    /// on the host and the format built on the device on that stream.
     pub(super) fn spawn_gpu(
         &self,
         dev: &Arc<cuda::Device>,
@@ -39,10 +39,9 @@ impl<T: Scalar> Matrix<T> {
         type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
         let (present, stats) = (self.csr.clone(), self.stats);
         let sm = dev.sm_count();
-        // BRC's ELL form of a matrix kept on the device builds there: nothing to fetch.
-        let on_device = present.is_none()
-            && target == Algorithm::Brc
-            && methods::brc::cuda::builds_on_device(&stats);
+        // A format that builds on the device from the device CSR (BRC's ELL form of even
+        // rows) of a matrix kept there: nothing to fetch.
+        let on_device = present.is_none() && !methods::needs_host_csr(target, Tuning::None, &stats);
         let phases = Phases {
             // A matrix kept on the device: its host copy, downloaded here rather than on the
             // caller's first product.
