@@ -92,18 +92,19 @@ fn paper_matrix() -> Csr<f64> {
 
 /// The kernels with explicit parameters against the host reference over the same arrays and
 /// against the f64 product.
+/// `a` uploaded as a device CSR on `h`'s device and stream.
+fn upload<T: Scalar>(h: &Handle, a: &Csr<T>) -> GpuCsr<T> {
+    let dev = h.cuda().unwrap();
+    let launch = tessera::methods::transpose::gpu_launch(&a.stats(), dev.sm_count());
+    GpuCsr::upload(dev, h.cuda_stream(), a, launch).unwrap()
+}
+
 fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params) {
     let dev = h.cuda().unwrap();
     let stream = h.cuda_stream();
     let a = a64.convert::<T>();
     let stats = a.stats();
-    let csr = GpuCsr::upload(
-        dev,
-        stream,
-        &a,
-        tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
-    )
-    .unwrap();
+    let csr = upload(h, &a);
     let req = Request {
         host: Some(&a),
         stats: &stats,
@@ -313,13 +314,7 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
             tessera::methods::brc::cuda::builds_on_device(&stats),
             "{spec}"
         );
-        let csr = GpuCsr::upload(
-            dev,
-            stream,
-            &a,
-            tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
-        )
-        .unwrap();
+        let csr = upload(&h, &a);
         let on_device = Request {
             host: None,
             stats: &stats,
