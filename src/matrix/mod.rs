@@ -28,13 +28,9 @@ type Later = (Algorithm, Option<std::sync::mpsc::Receiver<()>>, u64);
 use std::sync::Arc;
 use std::time::Instant;
 
-/// With `TESSERA_TRACE=1`, one line on stderr per create and analyze saying where its time went
-/// (a debugging aid; off by default).
+/// `TESSERA_TRACE` (level 1): where a create's or an analyze's time went.
 fn trace(line: impl FnOnce() -> String) {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *ON.get_or_init(|| std::env::var("TESSERA_TRACE").is_ok_and(|v| v == "1")) {
-        eprintln!("tessera: {}", line());
-    }
+    crate::backend::trace(1, line);
 }
 
 /// What [`Matrix::info`] reports (the Rust form of `tessera_matrix_info`).

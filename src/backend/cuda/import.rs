@@ -189,8 +189,17 @@ fn convert(
         }
     }
     // The one wait of a valid import.
+    let t2 = std::time::Instant::now();
     let mut status = [0u64; STATUS];
     copy_to_host(dev, stream, st.addr(), &mut status)?;
+    crate::backend::trace(2, || {
+        format!(
+            "inspection of {} rows: zero and launches {:.1} us, read-back {:.1} us",
+            p.rows,
+            (t2 - t1).as_secs_f64() * 1e6,
+            t2.elapsed().as_secs_f64() * 1e6
+        )
+    });
     // The errors in the host path's order: row_ptr[0], a bad row, row_ptr[rows], a bad column.
     if status[9] != 0 {
         first_error()?;

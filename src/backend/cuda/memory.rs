@@ -197,8 +197,18 @@ impl DeviceBuffer {
             let injected = fault::hit(fault::Fault::Alloc);
             let r = match &injected {
                 Some(_) => sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-                // SAFETY: context current; ptr is a valid out-pointer.
-                None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
+                None => {
+                    let t = std::time::Instant::now();
+                    // SAFETY: context current; ptr is a valid out-pointer.
+                    let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+                    crate::backend::trace(2, || {
+                        format!(
+                            "cuMemAlloc {bytes} bytes for {what}: {:.1} us",
+                            t.elapsed().as_secs_f64() * 1e6
+                        )
+                    });
+                    r
+                }
             };
             if r == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 let (free, total) = dev.memory_info().unwrap_or((0, 0));

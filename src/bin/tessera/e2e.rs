@@ -63,6 +63,11 @@ End to end (CSV columns after params; the table \"end to end\" printed after the
       upload of the arrays, the set-up with preprocess, upload of x and y, one product, synchronize.
       Loading the matrix file or generating it is not counted.";
 
+/// `TESSERA_TRACE` set to 1 or more: the first products' timelines on stderr.
+fn trace_on() -> bool {
+    std::env::var("TESSERA_TRACE").is_ok_and(|v| v.parse::<u8>().is_ok_and(|l| l >= 1))
+}
+
 fn text<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
@@ -328,9 +333,20 @@ fn tessera_first_typed<T: Scalar>(
         h.synchronize().map_err(text)?;
         let t = Instant::now();
         let m = create(from)?;
+        let made = t.elapsed();
         product(&m)?;
+        let launched = t.elapsed();
         h.synchronize().map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if trace_on() {
+            eprintln!(
+                "tessera: e2e first product from {from:?} ({}): create + analyze {:.1} us, product call {:.1} us, synchronize {:.1} us",
+                m.info().algorithm,
+                made.as_secs_f64() * 1e6,
+                (launched - made).as_secs_f64() * 1e6,
+                ms * 1e3 - launched.as_secs_f64() * 1e6
+            );
+        }
         check_device(&dy, stream, &want, tol, "from device arrays")?;
         drop(m);
         Ok(ms)
@@ -403,9 +419,19 @@ pub(crate) fn cusparse_first<T: Scalar>(
         };
         let op = CusparseSpmv::from_device(handle, arrays, alg, pre, dx.addr(), dy.addr())
             .map_err(text)?;
+        let made = t.elapsed();
         op.spmv(dx.addr(), dy.addr()).map_err(text)?;
+        let launched = t.elapsed();
         cuda::synchronize(dev, stream).map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if trace_on() && from == Source::Device {
+            eprintln!(
+                "tessera: e2e first product of cuSPARSE {alg} {pre}: set-up {:.1} us, product call {:.1} us, synchronize {:.1} us",
+                made.as_secs_f64() * 1e6,
+                (launched - made).as_secs_f64() * 1e6,
+                ms * 1e3 - launched.as_secs_f64() * 1e6
+            );
+        }
         check_device(&dy, stream, &want, tol, &format!("cuSPARSE {alg} {pre}"))?;
         drop(op);
         Ok(ms)
