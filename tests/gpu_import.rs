@@ -139,6 +139,56 @@ impl Arrays {
     }
 }
 
+/// What `tessera_create_csr_borrowed` makes of device copies of `x` (int32 or int64 indices,
+/// base 0): the status, the matrix (on success) and the last error. The copies live in `keep`
+/// until the caller has destroyed the matrix.
+fn create_borrowed(
+    h: tessera_handle,
+    x: &Arrays,
+    i64s: bool,
+    keep: &mut Vec<DeviceVec<u8>>,
+) -> (i32, tessera_matrix, String) {
+    let dv = gpu().unwrap().cuda().unwrap().clone();
+    let bytes = |v: Vec<u8>| {
+        // At least one byte: an empty array still needs an address.
+        let v = if v.is_empty() { vec![0] } else { v };
+        DeviceVec::from_slice(&dv, &v).unwrap()
+    };
+    let ints = |v: &[i64]| -> Vec<u8> {
+        if i64s {
+            v.iter().flat_map(|&i| i.to_ne_bytes()).collect()
+        } else {
+            v.iter().flat_map(|&i| (i as i32).to_ne_bytes()).collect()
+        }
+    };
+    let rp = bytes(ints(&x.row_ptr));
+    let ci = bytes(ints(&x.col_ind));
+    let vals = bytes(x.values.iter().flat_map(|v| v.to_ne_bytes()).collect());
+    let mut a = std::ptr::null_mut();
+    // SAFETY: each device array holds what its length argument promises.
+    let s = unsafe {
+        tessera_create_csr_borrowed(
+            h,
+            &mut a,
+            x.rows as i64,
+            x.cols as i64,
+            x.values.len() as i64,
+            rp.addr() as *const c_void,
+            ci.addr() as *const c_void,
+            vals.addr() as *const c_void,
+            if i64s {
+                TESSERA_INDEX_TYPE_I64
+            } else {
+                TESSERA_INDEX_TYPE_I32
+            },
+            TESSERA_INDEX_BASE_ZERO,
+            TESSERA_VALUE_TYPE_F64,
+        )
+    };
+    keep.extend([rp, ci, vals]);
+    (s, a, if s == 0 { String::new() } else { last_error() })
+}
+
 /// Row statistics of the device path equal the host path's (the means and spreads, computed as
 /// sums in another order, to 1e-9).
 fn assert_same_stats(what: &str, sd: &tessera::RowStats, sh: &tessera::RowStats) {
@@ -443,4 +493,95 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
             );
         }
     }
+}
+
+/// The borrowed create's inspection (one kernel over chunks of rows, `util_inspect`): the row
+/// statistics equal the host path's, on the edge cases and on a matrix with more chunks than
+/// the kernel has blocks (each block takes several); every malformed array, early or late in
+/// the arrays (the last entry, the last rows, a later chunk), gets the host path's status and
+/// sentence; unsorted columns in the last row are found (NOT_SUPPORTED); and a failed
+/// inspection leaves the next one right (the kernel's status words are reused).
+#[test]
+fn the_borrowed_inspection_measures_and_refuses_as_the_host_path_does() {
+    let _d = shared_device();
+    let Some(rh) = gpu() else { return };
+    let h = c_handle();
+    let mut specs: Vec<&str> = EDGE_CASES.to_vec();
+    specs.extend(["gen:powerlaw:14,8,3", "gen:emptyrows:30000,9,2"]);
+    if std::env::var("TESSERA_TEST_SMALL").is_err() {
+        // 1.33M rows: 1,300 chunks of 1,024 rows, more than 8 blocks per SM on any GPU
+        // up to 160 SMs.
+        specs.push("gen:lap3d7:110");
+    }
+    for spec in specs {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        if a.nnz() == 0 {
+            continue; // copied, not borrowed
+        }
+        for i64s in [false, true] {
+            let mut keep = Vec::new();
+            let (s, m, e) = create_borrowed(h, &Arrays::of(&a, 0), i64s, &mut keep);
+            let what = format!("{name} (int{})", if i64s { 64 } else { 32 });
+            assert_eq!(s, 0, "{what}: {e}");
+            assert_same_stats(&what, inner(m).stats(), &a.stats());
+            // SAFETY: destroyed once, before its arrays.
+            unsafe { tessera_destroy_matrix(m) };
+        }
+    }
+    // Malformed arrays, in the first rows (breaks()) and at the far end of a matrix of several
+    // chunks.
+    let (_, a) = tessera::io::load("gen:random:5000,4000,5,7").unwrap();
+    let mut all = breaks();
+    let late: Vec<(&'static str, Break)> = vec![
+        (
+            "row_ptr decreasing in the last rows",
+            Box::new(|x: &mut Arrays| {
+                let r = x.rows;
+                x.row_ptr[r - 2] = x.row_ptr[r - 1] + 1;
+            }),
+        ),
+        (
+            "the last entry's column too large",
+            Box::new(|x: &mut Arrays| {
+                let (n, c) = (x.col_ind.len(), x.cols as i64);
+                x.col_ind[n - 1] = c;
+            }),
+        ),
+        (
+            "a column negative in a later chunk",
+            Box::new(|x: &mut Arrays| {
+                let k = x.row_ptr[3000] as usize + 1;
+                x.col_ind[k] = -1;
+            }),
+        ),
+    ];
+    all.extend(late);
+    for (what, f) in &all {
+        for i64s in [false, true] {
+            let mut arr = Arrays::of(&a, 0);
+            f(&mut arr);
+            let mut keep = Vec::new();
+            let (sb, _, eb) = create_borrowed(h, &arr, i64s, &mut keep);
+            let (sh, _, eh) = arr.create(h, false, i64s, 0);
+            assert_ne!(sh, 0, "{what}: the host path accepted it");
+            assert_eq!((sb, &eb), (sh, &eh), "{what}: borrowed vs host");
+            // The next inspection, of valid arrays, is not disturbed by the failed one.
+            let (s, m, e) = create_borrowed(h, &Arrays::of(&a, 0), i64s, &mut keep);
+            assert_eq!(s, 0, "{what}, then valid arrays: {e}");
+            assert_same_stats(what, inner(m).stats(), &a.stats());
+            // SAFETY: destroyed once, before its arrays.
+            unsafe { tessera_destroy_matrix(m) };
+        }
+    }
+    // Columns unsorted in the last row only.
+    let mut arr = Arrays::of(&a, 0);
+    let (s0, e0) = (arr.row_ptr[a.rows() - 1] as usize, arr.col_ind.len());
+    assert!(e0 - s0 >= 2, "the last row has two entries to swap");
+    arr.col_ind[s0..e0].reverse();
+    let mut keep = Vec::new();
+    let (s, _, e) = create_borrowed(h, &arr, false, &mut keep);
+    assert_eq!(s, TESSERA_STATUS_NOT_SUPPORTED, "{e}");
+    let _ = rh;
+    // SAFETY: destroyed once.
+    unsafe { tessera_destroy(h) };
 }

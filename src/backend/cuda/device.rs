@@ -32,9 +32,20 @@ pub struct Device {
     /// Page-locked buffers for uploads from pageable memory (`memory::upload_staged`), made at
     /// the first large upload.
     pub(super) staging: Mutex<Option<super::memory::Staging>>,
-    /// [`SCRATCH_BYTES`] of device memory (its address; 0 until first used) for work that waits
-    /// before it returns: the import kernels' status words ([`Device::scratch`]).
-    scratch: Mutex<u64>,
+    /// [`SCRATCH_BYTES`] of device memory for work that waits before it returns: an
+    /// inspection's status words ([`Device::scratch`]).
+    scratch: Mutex<Scratch>,
+}
+
+/// The device's scratch memory: its address (0 until first used) and whether it is known to
+/// be zero (a kernel that uses it leaves it zero; a use that failed half-way says it is not).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Device address of [`SCRATCH_BYTES`] bytes.
+    pub(crate) addr: u64,
+    /// False after a use that may have left it non-zero: the next [`Device::scratch`] clears
+    /// it first.
+    pub(crate) zero: bool,
 }
 
 /// Bytes of [`Device::scratch`].
@@ -181,25 +192,35 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
             staging: Mutex::new(None),
-            scratch: Mutex::new(0),
+            scratch: Mutex::new(Scratch::default()),
         })
     }
 
-    /// The device's scratch memory ([`SCRATCH_BYTES`] bytes at the address the guard holds),
-    /// allocated at its first use and freed with the device: for work that waits for the
-    /// device before it returns (then the memory is free again when the guard drops), without
-    /// an allocation and a free of its own. Other threads wait for the guard.
-    pub(crate) fn scratch(&self) -> Result<std::sync::MutexGuard<'_, u64>> {
+    /// The device's scratch memory ([`SCRATCH_BYTES`] bytes, zero, at the address the guard
+    /// holds), allocated at its first use and freed with the device: for work that waits for
+    /// the device before it returns and leaves the memory zero again (or clears
+    /// [`Scratch::zero`]), without an allocation and a free of its own. Other threads wait for
+    /// the guard.
+    pub(crate) fn scratch(&self) -> Result<std::sync::MutexGuard<'_, Scratch>> {
         let mut g = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if *g == 0 {
+        if g.addr == 0 || !g.zero {
             let _c = self.enter()?;
-            let mut p: sys::CUdeviceptr = 0;
-            // SAFETY: the context is current; p is a valid out-pointer.
+            if g.addr == 0 {
+                let mut p: sys::CUdeviceptr = 0;
+                // SAFETY: the context is current; p is a valid out-pointer.
+                check(
+                    unsafe { sys::cuMemAlloc_v2(&mut p, SCRATCH_BYTES) },
+                    "cuMemAlloc (device scratch)",
+                )?;
+                g.addr = p;
+            }
+            // SAFETY: our allocation of SCRATCH_BYTES in this context; a synchronous memset
+            // (no kernel uses it: the guard is ours).
             check(
-                unsafe { sys::cuMemAlloc_v2(&mut p, SCRATCH_BYTES) },
-                "cuMemAlloc (device scratch)",
+                unsafe { sys::cuMemsetD8_v2(g.addr, 0, SCRATCH_BYTES) },
+                "cuMemsetD8 (device scratch)",
             )?;
-            *g = p;
+            g.zero = true;
         }
         Ok(g)
     }
@@ -376,7 +397,11 @@ impl Drop for Device {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        let scratch = *self.scratch.get_mut().unwrap_or_else(|p| p.into_inner());
+        let scratch = self
+            .scratch
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .addr;
         if scratch != 0 {
             if let Ok(_g) = self.enter() {
                 // SAFETY: our allocation in this context; nothing uses it after the device.

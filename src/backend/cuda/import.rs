@@ -55,8 +55,11 @@ pub struct Imported {
 const BLOCK: u32 = 256;
 /// Status words of the kernels (kernels/util.cu).
 const STATUS: usize = 11;
-// Inspecting, they live in the device's scratch memory.
-const _: () = assert!(STATUS * 8 <= super::device::SCRATCH_BYTES);
+// Inspecting, they live in the device's scratch memory: the accumulators, the blocks done, the
+// result.
+const _: () = assert!((2 * STATUS + 1) * 8 <= super::device::SCRATCH_BYTES);
+/// kernels/util.cu's UTIL_INSPECT_ROWS_PER_THREAD: rows per chunk = this times the block.
+const INSPECT_ROWS_PER_THREAD: usize = 4;
 
 /// Validates and converts `p` on `stream` (and waits). `Ok(None)`: the arrays are valid but
 /// some row's columns are not sorted. Errors name the entry as the host path does.
@@ -82,6 +85,142 @@ fn convert(
     stream: Stream,
     p: &DeviceCsr,
     value_bytes: Option<usize>,
+) -> Result<Option<Imported>> {
+    let base = p.base.offset();
+    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+    let t0 = std::time::Instant::now();
+    // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
+    let grid = |n: usize| {
+        n.div_ceil(BLOCK as usize)
+            .clamp(1, 8 * dev.sm_count().max(1) as usize)
+    };
+    let Some(value_bytes) = value_bytes else {
+        // Inspecting: one kernel whose status words are the device's scratch memory, which it
+        // leaves zero (no allocation, no clearing, no free); one read-back.
+        let mut scratch = dev.scratch()?;
+        let mut status = [0u64; STATUS];
+        if p.rows > 0 {
+            let inspect_fn = util.function("util_inspect")?;
+            let args = KernelArgs::new()
+                .push(p.rows as i64)
+                .push(p.nnz as i64)
+                .push(p.cols as i64)
+                .push(base)
+                .push(p.row_ptr)
+                .push(p.col_ind)
+                .push(p.is64 as i32)
+                .push(scratch.addr);
+            // The scratch words are no longer known to be zero until the read-back succeeds.
+            scratch.zero = false;
+            let chunks = p.rows.div_ceil(INSPECT_ROWS_PER_THREAD * BLOCK as usize);
+            // SAFETY: util_inspect(long long rows, long long nnz, long long cols, long long
+            // base, const void* row_ptr, const void* col_ind, int is64, unsigned long long*
+            // status): the caller checked row_ptr for rows + 1 and col_ind for nnz indices of
+            // that width; the kernel reads col_ind only within 0..nnz; status is the scratch
+            // memory (2 * STATUS + 1 words, zero), held by this guard until the read-back.
+            unsafe {
+                launch(
+                    dev,
+                    &inspect_fn,
+                    grid(chunks * BLOCK as usize),
+                    BLOCK,
+                    stream,
+                    args,
+                )
+            }?;
+            let t1 = std::time::Instant::now();
+            let mut result = [0u64; STATUS];
+            copy_to_host(
+                dev,
+                stream,
+                scratch.addr + (STATUS as u64 + 1) * 8,
+                &mut result,
+            )?;
+            scratch.zero = true;
+            status = result;
+            crate::backend::trace(2, || {
+                format!(
+                    "inspection of {} rows: launch {:.1} us, read-back {:.1} us",
+                    p.rows,
+                    (t1 - t0).as_secs_f64() * 1e6,
+                    t1.elapsed().as_secs_f64() * 1e6
+                )
+            });
+        }
+        drop(scratch);
+        let none = || DeviceBuffer::borrowed(dev, 0, 0);
+        return decode(
+            dev,
+            stream,
+            p,
+            status,
+            [none(), none(), none()],
+            [0.0, t0.elapsed().as_secs_f64() * 1e3],
+        );
+    };
+    let rows_fn = util.function("util_import_rows")?;
+    let cols_fn = util.function("util_import_cols")?;
+    // tessera's three arrays and the kernels' status words: one allocation.
+    let sizes = [(p.rows + 1) * 4, p.nnz * 4, p.nnz * value_bytes, STATUS * 8];
+    let [row_ptr, col_ind, values, st] =
+        DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
+    let t1 = std::time::Instant::now();
+    st.zero(stream)?;
+    if p.rows > 0 {
+        let args = KernelArgs::new()
+            .push(p.rows as i64)
+            .push(p.nnz as i64)
+            .push(base)
+            .push(p.row_ptr)
+            .push(p.col_ind)
+            .push(p.is64 as i32)
+            .push(row_ptr.addr())
+            .push(st.addr());
+        // SAFETY: util_import_rows(long long rows, long long nnz, long long base, const void*
+        // row_ptr, const void* col_ind, int is64, int* out, unsigned long long* status): the
+        // caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
+        // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1,
+        // status STATUS words.
+        unsafe { launch(dev, &rows_fn, grid(p.rows), BLOCK, stream, args) }?;
+    } else {
+        copy_to_device(dev, stream, &[0i32], row_ptr.addr())?;
+    }
+    if p.nnz > 0 {
+        let args = KernelArgs::new()
+            .push(p.nnz as i64)
+            .push(p.cols as i64)
+            .push(base)
+            .push(p.col_ind)
+            .push(p.is64 as i32)
+            .push(col_ind.addr())
+            .push(st.addr());
+        // SAFETY: util_import_cols(long long nnz, long long cols, long long base, const void*
+        // col_ind, int is64, int* out, unsigned long long* status): col_ind holds nnz indices
+        // (checked by the caller), out nnz int32, status STATUS words.
+        unsafe { launch(dev, &cols_fn, grid(p.nnz), BLOCK, stream, args) }?;
+        copy_raw(dev, stream, &values, p.values)?;
+    }
+    // The one wait of a valid import.
+    let mut status = [0u64; STATUS];
+    copy_to_host(dev, stream, st.addr(), &mut status)?;
+    let ms = [
+        (t1 - t0).as_secs_f64() * 1e3,
+        t1.elapsed().as_secs_f64() * 1e3,
+    ];
+    decode(dev, stream, p, status, [row_ptr, col_ind, values], ms)
+}
+
+/// The outcome of an import or an inspection from its status words: the first error in the
+/// host path's order (the entries it names read back from the caller's arrays), `Ok(None)` for
+/// columns unsorted within some row, else the row statistics with `arrays` (tessera's copies;
+/// empty buffers when inspecting).
+fn decode(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+    status: [u64; STATUS],
+    arrays: [DeviceBuffer; 3],
+    ms: [f64; 2],
 ) -> Result<Option<Imported>> {
     let base = p.base.offset();
     let isz = if p.is64 { 8 } else { 4 };
@@ -122,84 +261,6 @@ fn convert(
         first_error()?;
         last_error()?;
     }
-    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
-    let rows_fn = util.function("util_import_rows")?;
-    let cols_fn = util.function("util_import_cols")?;
-    let t0 = std::time::Instant::now();
-    // tessera's three arrays and the kernels' status words: one allocation.
-    // Inspecting only (no value_bytes): the kernels get NULL outputs and write nothing but the
-    // status words.
-    let keep = value_bytes.is_some();
-    let sizes = [
-        if keep { (p.rows + 1) * 4 } else { 0 },
-        if keep { p.nnz * 4 } else { 0 },
-        p.nnz * value_bytes.unwrap_or(0),
-        if keep { STATUS * 8 } else { 0 },
-    ];
-    // Inspecting, the status words are the device's scratch memory (no allocation and no free
-    // on a borrowed matrix's path); its guard is held until the read-back below.
-    let scratch = if keep { None } else { Some(dev.scratch()?) };
-    let [row_ptr, col_ind, values, own_st] =
-        DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays (row_ptr, col_ind, values)")?;
-    let st = match &scratch {
-        Some(addr) => DeviceBuffer::borrowed(dev, **addr, STATUS * 8),
-        None => own_st,
-    };
-    let t1 = std::time::Instant::now();
-    st.zero(stream)?;
-    // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
-    let grid = |n: usize| {
-        n.div_ceil(BLOCK as usize)
-            .clamp(1, 8 * dev.sm_count().max(1) as usize)
-    };
-    if p.rows > 0 {
-        let args = KernelArgs::new()
-            .push(p.rows as i64)
-            .push(p.nnz as i64)
-            .push(base)
-            .push(p.row_ptr)
-            .push(p.col_ind)
-            .push(p.is64 as i32)
-            .push(row_ptr.addr())
-            .push(st.addr());
-        // SAFETY: util_import_rows(long long rows, long long nnz, long long base, const void*
-        // row_ptr, const void* col_ind, int is64, int* out, unsigned long long* status): the
-        // caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
-        // kernel reads col_ind only inside rows it found within 0..nnz; out holds rows + 1,
-        // status STATUS words.
-        unsafe { launch(dev, &rows_fn, grid(p.rows), BLOCK, stream, args) }?;
-    } else if keep {
-        copy_to_device(dev, stream, &[0i32], row_ptr.addr())?;
-    }
-    if p.nnz > 0 {
-        let args = KernelArgs::new()
-            .push(p.nnz as i64)
-            .push(p.cols as i64)
-            .push(base)
-            .push(p.col_ind)
-            .push(p.is64 as i32)
-            .push(col_ind.addr())
-            .push(st.addr());
-        // SAFETY: util_import_cols(long long nnz, long long cols, long long base, const void*
-        // col_ind, int is64, int* out, unsigned long long* status): col_ind holds nnz indices
-        // (checked by the caller), out nnz int32, status STATUS words.
-        unsafe { launch(dev, &cols_fn, grid(p.nnz), BLOCK, stream, args) }?;
-        if value_bytes.is_some() {
-            copy_raw(dev, stream, &values, p.values)?;
-        }
-    }
-    // The one wait of a valid import.
-    let t2 = std::time::Instant::now();
-    let mut status = [0u64; STATUS];
-    copy_to_host(dev, stream, st.addr(), &mut status)?;
-    crate::backend::trace(2, || {
-        format!(
-            "inspection of {} rows: zero and launches {:.1} us, read-back {:.1} us",
-            p.rows,
-            (t2 - t1).as_secs_f64() * 1e6,
-            t2.elapsed().as_secs_f64() * 1e6
-        )
-    });
     // The errors in the host path's order: row_ptr[0], a bad row, row_ptr[rows], a bad column.
     if status[9] != 0 {
         first_error()?;
@@ -277,15 +338,13 @@ fn convert(
             0.0
         },
     };
+    let [row_ptr, col_ind, values] = arrays;
     Ok(Some(Imported {
         row_ptr,
         col_ind,
         values,
         stats,
-        ms: [
-            (t1 - t0).as_secs_f64() * 1e3,
-            t1.elapsed().as_secs_f64() * 1e3,
-        ],
+        ms,
     }))
 }
 
