@@ -178,87 +178,86 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
     }
 }
 
-// util_inspect: what util_import_rows and util_import_cols check and measure, for a CSR that
-//   tessera reads in place (no outputs), in one launch. The rows are cut into chunks of
-//   UTIL_INSPECT_ROWS_PER_THREAD * blockDim.x rows; a block takes chunks grid-stride, checks
-//   and measures the chunk's rows (row_ptr coalesced; the columns at each row's ends), then
-//   streams the chunk's entries [row_ptr[r0], row_ptr[r1]) (the first chunk from 0, the last to
-//   nnz), which the row pass has just brought into L2. Each thread keeps
-//   UTIL_INSPECT_ROWS_PER_THREAD loads in flight (one load per thread and round left an H100 at
-//   a third of its bandwidth: 0.12 ms for a 4M-row, 28M-entry matrix, two launches).
+// util_inspect_{i32,i64}: what util_import_rows and util_import_cols check and measure, for a
+//   CSR that tessera reads in place (no outputs), in one launch. The work is cut into `tiles`
+//   tiles, tile t holding rows [t*rows/tiles, (t+1)*rows/tiles) and entries [t*nnz/tiles,
+//   (t+1)*nnz/tiles): a block takes tiles grid-stride and checks and measures the tile's rows
+//   (row_ptr coalesced; the columns at each row's ends), then its entries, coalesced. The two
+//   ranges of a tile cover about the same part of col_ind, so the row pass's reads of it mostly
+//   hit what the entry pass brings into L2; a skewed matrix costs locality, never balance (each
+//   tile has its share of the entries). Each thread keeps UTIL_INSPECT_UNROLL loads in flight
+//   (one per thread and round, two kernels, left an H100 at a third of its bandwidth: 0.12 ms
+//   for a 4M-row, 28M-entry matrix).
 // status: words [0, 11) as util_import_*'s (they accumulate here), [11] the blocks done, [12,
 //   23) the result. The accumulators and the counter are zero at the start and the kernel
 //   leaves them zero: the last block to finish moves them into the result (atomicExch), so the
 //   caller neither clears nor allocates anything.
-#define UTIL_INSPECT_ROWS_PER_THREAD 4
+#define UTIL_INSPECT_UNROLL 4
 
-extern "C" __global__ void util_inspect(long long rows, long long nnz, long long cols,
-                                        long long base, const void *__restrict__ row_ptr,
-                                        const void *__restrict__ col_ind, int is64,
-                                        unsigned long long *__restrict__ status) {
-    const int R = UTIL_INSPECT_ROWS_PER_THREAD;
-    const long long chunk = (long long)R * blockDim.x;
-    const long long chunks = (rows + chunk - 1) / chunk;
+template <typename I>
+__device__ __forceinline__ void util_inspect(long long rows, long long nnz, long long cols,
+                                             long long base, long long tiles,
+                                             const I *__restrict__ row_ptr,
+                                             const I *__restrict__ col_ind,
+                                             unsigned long long *__restrict__ status) {
+    const int U = UTIL_INSPECT_UNROLL;
+    const long long step = (long long)U * blockDim.x;
     unsigned long long sq = 0, mx = 0, mn = ~0ull, empty = 0, spread = 0, bdesc = 0, desc = 0;
     unsigned long long badrow = 0, badcol = 0, first = 0, last = 0;
-    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
-        const long long r0 = c * chunk;
-        const long long r1 = r0 + chunk < rows ? r0 + chunk : rows;
-        long long a[R], b[R];
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const long long r0 = t * rows / tiles, r1 = (t + 1) * rows / tiles;
+        const long long e0 = t * nnz / tiles, e1 = (t + 1) * nnz / tiles;
+        for (long long i0 = r0 + threadIdx.x; i0 < r1; i0 += step) {
+            long long a[U], b[U];
 #pragma unroll
-        for (int j = 0; j < R; ++j) {
-            const long long i = r0 + (long long)j * blockDim.x + threadIdx.x;
-            if (i < r1) {
-                a[j] = util_index(row_ptr, is64, i) - base;
-                b[j] = util_index(row_ptr, is64, i + 1) - base;
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < R; ++j) {
-            const long long i = r0 + (long long)j * blockDim.x + threadIdx.x;
-            if (i >= r1) continue;
-            if (a[j] > b[j] || b[j] > nnz || a[j] < 0) {
-                const unsigned long long bad = ~(unsigned long long)i;
-                badrow = bad > badrow ? bad : badrow;
-            } else {
-                const unsigned long long len = (unsigned long long)(b[j] - a[j]);
-                sq += len * len;
-                mx = len > mx ? len : mx;
-                mn = len < mn ? len : mn;
-                if (len == 0) {
-                    ++empty;
-                } else {
-                    const long long c0 = util_index(col_ind, is64, a[j]);
-                    spread += (unsigned long long)(util_index(col_ind, is64, b[j] - 1) - c0 + 1);
-                    if (a[j] > 0 && util_index(col_ind, is64, a[j] - 1) > c0) ++bdesc;
+            for (int j = 0; j < U; ++j) {
+                const long long i = i0 + (long long)j * blockDim.x;
+                if (i < r1) {
+                    a[j] = (long long)row_ptr[i] - base;
+                    b[j] = (long long)row_ptr[i + 1] - base;
                 }
             }
-            if (i == 0 && a[j] != 0) first = 1;
-            if (i == rows - 1 && b[j] != nnz) last = 1;
-        }
-        // The chunk's entries (clamped: a bad row_ptr is reported as such, and the entries
-        // are then only read within 0..nnz).
-        long long lo = r0 == 0 ? 0 : util_index(row_ptr, is64, r0) - base;
-        long long hi = r1 == rows ? nnz : util_index(row_ptr, is64, r1) - base;
-        lo = lo < 0 ? 0 : (lo > nnz ? nnz : lo);
-        hi = hi < lo ? lo : (hi > nnz ? nnz : hi);
-        for (long long k0 = lo + threadIdx.x; k0 < hi; k0 += (long long)R * blockDim.x) {
-            long long v[R];
 #pragma unroll
-            for (int j = 0; j < R; ++j) {
+            for (int j = 0; j < U; ++j) {
+                const long long i = i0 + (long long)j * blockDim.x;
+                if (i >= r1) continue;
+                if (a[j] > b[j] || b[j] > nnz || a[j] < 0) {
+                    const unsigned long long bad = ~(unsigned long long)i;
+                    badrow = bad > badrow ? bad : badrow;
+                } else {
+                    const unsigned long long len = (unsigned long long)(b[j] - a[j]);
+                    sq += len * len;
+                    mx = len > mx ? len : mx;
+                    mn = len < mn ? len : mn;
+                    if (len == 0) {
+                        ++empty;
+                    } else {
+                        const long long c0 = col_ind[a[j]];
+                        spread += (unsigned long long)((long long)col_ind[b[j] - 1] - c0 + 1);
+                        if (a[j] > 0 && (long long)col_ind[a[j] - 1] > c0) ++bdesc;
+                    }
+                }
+                if (i == 0 && a[j] != 0) first = 1;
+                if (i == rows - 1 && b[j] != nnz) last = 1;
+            }
+        }
+        for (long long k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
+            long long v[U];
+#pragma unroll
+            for (int j = 0; j < U; ++j) {
                 const long long k = k0 + (long long)j * blockDim.x;
-                if (k < hi) v[j] = util_index(col_ind, is64, k);
+                if (k < e1) v[j] = col_ind[k];
             }
 #pragma unroll
-            for (int j = 0; j < R; ++j) {
+            for (int j = 0; j < U; ++j) {
                 const long long k = k0 + (long long)j * blockDim.x;
-                if (k >= hi) continue;
-                const long long cc = v[j] - base;
-                if (cc < 0 || cc >= cols) {
+                if (k >= e1) continue;
+                const long long c = v[j] - base;
+                if (c < 0 || c >= cols) {
                     const unsigned long long bad = ~(unsigned long long)k;
                     badcol = bad > badcol ? bad : badcol;
                 }
-                if (k + 1 < nnz && v[j] > util_index(col_ind, is64, k + 1)) ++desc;
+                if (k + 1 < nnz && v[j] > (long long)col_ind[k + 1]) ++desc;
             }
         }
     }
@@ -267,7 +266,8 @@ extern "C" __global__ void util_inspect(long long rows, long long nnz, long long
     __shared__ unsigned long long part[11][UTIL_IMPORT_WARPS];
     __shared__ bool is_last;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    unsigned long long v[11] = {badrow, badcol, desc, bdesc, sq, mx, ~mn, empty, spread, first, last};
+    unsigned long long v[11] = {badrow, badcol, desc,  bdesc,  sq,  mx,
+                                ~mn,    empty,  spread, first, last};
     const bool is_max[11] = {true, true, false, false, false, true, true, false, false, true, true};
 #pragma unroll
     for (int w = 0; w < 11; ++w) v[w] = is_max[w] ? util_warp_max(v[w]) : util_warp_sum(v[w]);
@@ -302,4 +302,20 @@ extern "C" __global__ void util_inspect(long long rows, long long nnz, long long
         const unsigned long long w = atomicExch(&status[threadIdx.x], 0ull);
         if (threadIdx.x < 11) status[12 + threadIdx.x] = w;
     }
+}
+
+extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long long cols,
+                                            long long base, long long tiles,
+                                            const int *__restrict__ row_ptr,
+                                            const int *__restrict__ col_ind,
+                                            unsigned long long *__restrict__ status) {
+    util_inspect<int>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
+}
+
+extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long long cols,
+                                            long long base, long long tiles,
+                                            const long long *__restrict__ row_ptr,
+                                            const long long *__restrict__ col_ind,
+                                            unsigned long long *__restrict__ status) {
+    util_inspect<long long>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
 }

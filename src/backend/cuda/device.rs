@@ -43,8 +43,8 @@ pub struct Device {
 pub(crate) struct Scratch {
     /// Device address of [`SCRATCH_BYTES`] bytes.
     pub(crate) addr: u64,
-    /// False after a use that may have left it non-zero: the next [`Device::scratch`] clears
-    /// it first.
+    /// False when first allocated and after a use that may have left it non-zero: the next
+    /// user clears it first.
     pub(crate) zero: bool,
 }
 
@@ -196,31 +196,23 @@ impl Device {
         })
     }
 
-    /// The device's scratch memory ([`SCRATCH_BYTES`] bytes, zero, at the address the guard
-    /// holds), allocated at its first use and freed with the device: for work that waits for
-    /// the device before it returns and leaves the memory zero again (or clears
-    /// [`Scratch::zero`]), without an allocation and a free of its own. Other threads wait for
-    /// the guard.
+    /// The device's scratch memory ([`SCRATCH_BYTES`] bytes at the address the guard holds),
+    /// allocated at its first use and freed with the device: for work that waits for the
+    /// device before it returns, without an allocation and a free of its own. [`Scratch::zero`]
+    /// says whether it is known to be zero (the user clears it on its own stream otherwise).
+    /// Other threads wait for the guard.
     pub(crate) fn scratch(&self) -> Result<std::sync::MutexGuard<'_, Scratch>> {
         let mut g = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if g.addr == 0 || !g.zero {
+        if g.addr == 0 {
             let _c = self.enter()?;
-            if g.addr == 0 {
-                let mut p: sys::CUdeviceptr = 0;
-                // SAFETY: the context is current; p is a valid out-pointer.
-                check(
-                    unsafe { sys::cuMemAlloc_v2(&mut p, SCRATCH_BYTES) },
-                    "cuMemAlloc (device scratch)",
-                )?;
-                g.addr = p;
-            }
-            // SAFETY: our allocation of SCRATCH_BYTES in this context; a synchronous memset
-            // (no kernel uses it: the guard is ours).
+            let mut p: sys::CUdeviceptr = 0;
+            // SAFETY: the context is current; p is a valid out-pointer.
             check(
-                unsafe { sys::cuMemsetD8_v2(g.addr, 0, SCRATCH_BYTES) },
-                "cuMemsetD8 (device scratch)",
+                unsafe { sys::cuMemAlloc_v2(&mut p, SCRATCH_BYTES) },
+                "cuMemAlloc (device scratch)",
             )?;
-            g.zero = true;
+            g.addr = p;
+            g.zero = false;
         }
         Ok(g)
     }

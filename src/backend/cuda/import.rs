@@ -55,11 +55,19 @@ pub struct Imported {
 const BLOCK: u32 = 256;
 /// Status words of the kernels (kernels/util.cu).
 const STATUS: usize = 11;
-// Inspecting, they live in the device's scratch memory: the accumulators, the blocks done, the
-// result.
-const _: () = assert!((2 * STATUS + 1) * 8 <= super::device::SCRATCH_BYTES);
-/// kernels/util.cu's UTIL_INSPECT_ROWS_PER_THREAD: rows per chunk = this times the block.
-const INSPECT_ROWS_PER_THREAD: usize = 4;
+/// The inspection's words: the accumulators, the blocks done, the result (kernels/util.cu).
+const SCRATCH_WORDS: usize = 2 * STATUS + 1;
+const _: () = assert!(SCRATCH_WORDS * 8 <= super::device::SCRATCH_BYTES);
+
+/// How many tiles `util_inspect` cuts a matrix into: each at most 1,024 rows and 4,096 entries
+/// (a block's four loads in flight per thread, once or a few times over), and at least four per
+/// SM where there are 256 rows plus entries for each (small matrices spread over the GPU
+/// rather than a few blocks).
+fn inspect_tiles(rows: usize, nnz: usize, sm: usize) -> usize {
+    let cap = rows.div_ceil(1024).max(nnz.div_ceil(4096));
+    let spread = (4 * sm.max(1)).min((rows + nnz).div_ceil(256));
+    cap.max(spread).max(1)
+}
 
 /// Validates and converts `p` on `stream` (and waits). `Ok(None)`: the arrays are valid but
 /// some row's columns are not sorted. Errors name the entry as the host path does.
@@ -100,34 +108,35 @@ fn convert(
         let mut scratch = dev.scratch()?;
         let mut status = [0u64; STATUS];
         if p.rows > 0 {
-            let inspect_fn = util.function("util_inspect")?;
+            let inspect_fn = util.function(if p.is64 {
+                "util_inspect_i64"
+            } else {
+                "util_inspect_i32"
+            })?;
+            if !scratch.zero {
+                // First use, or a use that failed half-way: cleared on this stream (a
+                // synchronous memset would break another thread's graph capture).
+                DeviceBuffer::borrowed(dev, scratch.addr, SCRATCH_WORDS * 8).zero(stream)?;
+            }
+            let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
             let args = KernelArgs::new()
                 .push(p.rows as i64)
                 .push(p.nnz as i64)
                 .push(p.cols as i64)
                 .push(base)
+                .push(tiles as i64)
                 .push(p.row_ptr)
                 .push(p.col_ind)
-                .push(p.is64 as i32)
                 .push(scratch.addr);
             // The scratch words are no longer known to be zero until the read-back succeeds.
             scratch.zero = false;
-            let chunks = p.rows.div_ceil(INSPECT_ROWS_PER_THREAD * BLOCK as usize);
-            // SAFETY: util_inspect(long long rows, long long nnz, long long cols, long long
-            // base, const void* row_ptr, const void* col_ind, int is64, unsigned long long*
-            // status): the caller checked row_ptr for rows + 1 and col_ind for nnz indices of
-            // that width; the kernel reads col_ind only within 0..nnz; status is the scratch
-            // memory (2 * STATUS + 1 words, zero), held by this guard until the read-back.
-            unsafe {
-                launch(
-                    dev,
-                    &inspect_fn,
-                    grid(chunks * BLOCK as usize),
-                    BLOCK,
-                    stream,
-                    args,
-                )
-            }?;
+            // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long
+            // long base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long
+            // long* status): the caller checked row_ptr for rows + 1 and col_ind for nnz
+            // indices of that width; the kernel reads col_ind only within 0..nnz; status is
+            // the scratch memory (SCRATCH_WORDS words, zero), held by this guard until the
+            // read-back.
+            unsafe { launch(dev, &inspect_fn, grid(tiles * BLOCK as usize), BLOCK, stream, args) }?;
             let t1 = std::time::Instant::now();
             let mut result = [0u64; STATUS];
             copy_to_host(

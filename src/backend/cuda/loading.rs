@@ -49,7 +49,6 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpyHtoDAsync_v2",
     "cuMemsetD8Async",
-    "cuMemsetD8_v2",
     "cuModuleGetFunction",
     "cuModuleLoadData",
     "cuModuleUnload",
