@@ -185,79 +185,81 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 //   (row_ptr coalesced; the columns at each row's ends), then its entries, coalesced. The two
 //   ranges of a tile cover about the same part of col_ind, so the row pass's reads of it mostly
 //   hit what the entry pass brings into L2; a skewed matrix costs locality, never balance (each
-//   tile has its share of the entries). Each thread keeps UTIL_INSPECT_UNROLL loads in flight
-//   (one per thread and round, two kernels, left an H100 at a third of its bandwidth: 0.12 ms
-//   for a 4M-row, 28M-entry matrix).
+//   tile has its share of the entries). Each thread keeps UTIL_INSPECT_UNROLL loads in flight.
 // status: words [0, 11) as util_import_*'s (they accumulate here), [11] the blocks done, [12,
 //   23) the result. The accumulators and the counter are zero at the start and the kernel
 //   leaves them zero: the last block to finish moves them into the result (atomicExch), so the
 //   caller neither clears nor allocates anything.
-#define UTIL_INSPECT_UNROLL 4
+#define UTIL_INSPECT_UNROLL 8
 
-template <typename I>
-__device__ __forceinline__ void util_inspect(long long rows, long long nnz, long long cols,
-                                             long long base, long long tiles,
+// I: the caller's index type; N: the unsigned type of positions (rows and entries fit it: int32
+// arrays hold fewer than 2^31 of each, so position + 8 * 1024 cannot wrap in 32 bits). 32-bit
+// positions for int32 arrays keep the kernel at full occupancy (64-bit ones took 64 registers
+// per thread, half the SM's warps, and the kernel ran at 28% of the DRAM bandwidth).
+template <typename I, typename N>
+__device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, long long cols_,
+                                             long long base_, long long tiles,
                                              const I *__restrict__ row_ptr,
                                              const I *__restrict__ col_ind,
                                              unsigned long long *__restrict__ status) {
     const int U = UTIL_INSPECT_UNROLL;
-    const long long step = (long long)U * blockDim.x;
-    unsigned long long sq = 0, mx = 0, mn = ~0ull, empty = 0, spread = 0, bdesc = 0, desc = 0;
-    unsigned long long badrow = 0, badcol = 0, first = 0, last = 0;
+    const N rows = (N)rows_, nnz = (N)nnz_;
+    const I base = (I)base_, cols = (I)cols_;
+    const N step = (N)U * blockDim.x;
+    unsigned long long sq = 0, spread = 0;
+    N mx = 0, mn = ~(N)0, empty = 0, bdesc = 0, desc = 0, badrow = 0, badcol = 0;
+    unsigned first = 0, last = 0;
     for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const long long r0 = t * rows / tiles, r1 = (t + 1) * rows / tiles;
-        const long long e0 = t * nnz / tiles, e1 = (t + 1) * nnz / tiles;
-        for (long long i0 = r0 + threadIdx.x; i0 < r1; i0 += step) {
-            long long a[U], b[U];
+        const N r0 = (N)(t * rows_ / tiles), r1 = (N)((t + 1) * rows_ / tiles);
+        const N e0 = (N)(t * nnz_ / tiles), e1 = (N)((t + 1) * nnz_ / tiles);
+        for (N i0 = r0 + threadIdx.x; i0 < r1; i0 += step) {
+            I a[U], b[U];
 #pragma unroll
             for (int j = 0; j < U; ++j) {
-                const long long i = i0 + (long long)j * blockDim.x;
+                const N i = i0 + (N)j * blockDim.x;
                 if (i < r1) {
-                    a[j] = (long long)row_ptr[i] - base;
-                    b[j] = (long long)row_ptr[i + 1] - base;
+                    a[j] = row_ptr[i] - base;
+                    b[j] = row_ptr[i + 1] - base;
                 }
             }
 #pragma unroll
             for (int j = 0; j < U; ++j) {
-                const long long i = i0 + (long long)j * blockDim.x;
+                const N i = i0 + (N)j * blockDim.x;
                 if (i >= r1) continue;
-                if (a[j] > b[j] || b[j] > nnz || a[j] < 0) {
-                    const unsigned long long bad = ~(unsigned long long)i;
-                    badrow = bad > badrow ? bad : badrow;
+                if (a[j] > b[j] || (N)b[j] > nnz || a[j] < 0) {
+                    // The first bad row, kept as its position + 1 (0: none).
+                    badrow = (badrow == 0 || i + 1 < badrow) ? i + 1 : badrow;
                 } else {
-                    const unsigned long long len = (unsigned long long)(b[j] - a[j]);
-                    sq += len * len;
+                    const N len = (N)(b[j] - a[j]);
+                    sq += (unsigned long long)len * len;
                     mx = len > mx ? len : mx;
                     mn = len < mn ? len : mn;
                     if (len == 0) {
                         ++empty;
                     } else {
-                        const long long c0 = col_ind[a[j]];
+                        const I c0 = col_ind[a[j]];
                         spread += (unsigned long long)((long long)col_ind[b[j] - 1] - c0 + 1);
-                        if (a[j] > 0 && (long long)col_ind[a[j] - 1] > c0) ++bdesc;
+                        if (a[j] > 0 && col_ind[a[j] - 1] > c0) ++bdesc;
                     }
                 }
                 if (i == 0 && a[j] != 0) first = 1;
-                if (i == rows - 1 && b[j] != nnz) last = 1;
+                if (i == rows - 1 && (N)b[j] != nnz) last = 1;
             }
         }
-        for (long long k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
-            long long v[U];
+        for (N k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
+            I v[U];
 #pragma unroll
             for (int j = 0; j < U; ++j) {
-                const long long k = k0 + (long long)j * blockDim.x;
+                const N k = k0 + (N)j * blockDim.x;
                 if (k < e1) v[j] = col_ind[k];
             }
 #pragma unroll
             for (int j = 0; j < U; ++j) {
-                const long long k = k0 + (long long)j * blockDim.x;
+                const N k = k0 + (N)j * blockDim.x;
                 if (k >= e1) continue;
-                const long long c = v[j] - base;
-                if (c < 0 || c >= cols) {
-                    const unsigned long long bad = ~(unsigned long long)k;
-                    badcol = bad > badcol ? bad : badcol;
-                }
-                if (k + 1 < nnz && v[j] > (long long)col_ind[k + 1]) ++desc;
+                const I c = v[j] - base;
+                if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
+                if (k + 1 < nnz && v[j] > col_ind[k + 1]) ++desc;
             }
         }
     }
@@ -266,8 +268,19 @@ __device__ __forceinline__ void util_inspect(long long rows, long long nnz, long
     __shared__ unsigned long long part[11][UTIL_IMPORT_WARPS];
     __shared__ bool is_last;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    unsigned long long v[11] = {badrow, badcol, desc,  bdesc,  sq,  mx,
-                                ~mn,    empty,  spread, first, last};
+    // Positions of the first bad row and entry as their complements (the largest complement is
+    // the first position), as util_import_*'s words.
+    unsigned long long v[11] = {badrow ? ~(unsigned long long)(badrow - 1) : 0ull,
+                                badcol ? ~(unsigned long long)(badcol - 1) : 0ull,
+                                desc,
+                                bdesc,
+                                sq,
+                                mx,
+                                mn == ~(N)0 ? 0ull : ~(unsigned long long)mn,
+                                empty,
+                                spread,
+                                first,
+                                last};
     const bool is_max[11] = {true, true, false, false, false, true, true, false, false, true, true};
 #pragma unroll
     for (int w = 0; w < 11; ++w) v[w] = is_max[w] ? util_warp_max(v[w]) : util_warp_sum(v[w]);
@@ -309,7 +322,7 @@ extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long 
                                             const int *__restrict__ row_ptr,
                                             const int *__restrict__ col_ind,
                                             unsigned long long *__restrict__ status) {
-    util_inspect<int>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
+    util_inspect<int, unsigned>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
 }
 
 extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long long cols,
@@ -317,5 +330,6 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
                                             const long long *__restrict__ row_ptr,
                                             const long long *__restrict__ col_ind,
                                             unsigned long long *__restrict__ status) {
-    util_inspect<long long>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
+    util_inspect<long long, unsigned long long>(rows, nnz, cols, base, tiles, row_ptr, col_ind,
+                                                status);
 }

@@ -566,11 +566,7 @@ fn the_borrowed_inspection_measures_and_refuses_as_the_host_path_does() {
             assert_ne!(sh, 0, "{what}: the host path accepted it");
             // The same sentence after the function's name.
             let tail = |e: &str| e.split_once(": ").map(|(_, t)| t.to_string());
-            assert_eq!(
-                (sb, tail(&eb)),
-                (sh, tail(&eh)),
-                "{what}: borrowed vs host"
-            );
+            assert_eq!((sb, tail(&eb)), (sh, tail(&eh)), "{what}: borrowed vs host");
             // The next inspection, of valid arrays, is not disturbed by the failed one.
             let (s, m, e) = create_borrowed(h, &Arrays::of(&a, 0), i64s, &mut keep);
             assert_eq!(s, 0, "{what}, then valid arrays: {e}");

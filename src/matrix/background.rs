@@ -25,7 +25,6 @@ use crate::methods;
 use crate::types::Algorithm;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// A method form and the algorithm it implements.
@@ -64,9 +63,23 @@ struct Shared<M> {
     /// the one thing a product reads while the build runs.
     finished: AtomicBool,
     /// Set when the worker may leave `Waiting` (the product count reached its start, or
-    /// `finish_background` asked for the form); the worker is unparked after.
+    /// `finish_background` asked for the form); its job is handed to a worker thread then.
     go: AtomicBool,
+    /// Set (under `state`'s lock, then `changed` notified) when the job has returned, whatever
+    /// it did: a canceller that must wait for it waits for this.
+    ended: AtomicBool,
     changed: Condvar,
+}
+
+/// Marks the job ended when dropped: at its return, or as a panic unwinds it.
+struct EndGuard<M>(Arc<Shared<M>>);
+
+impl<M> Drop for EndGuard<M> {
+    fn drop(&mut self) {
+        let _st = self.0.lock();
+        self.0.ended.store(true, Ordering::Release);
+        self.0.changed.notify_all();
+    }
 }
 
 impl<M> Shared<M> {
@@ -105,11 +118,13 @@ pub enum BackgroundStatus {
     Failed(Algorithm, String),
 }
 
-/// A format being built on a worker thread.
+/// A format being built on a worker thread ([`super::workers`]).
 pub(super) struct Background<M> {
     target: Algorithm,
     shared: Arc<Shared<M>>,
-    thread: Option<JoinHandle<()>>,
+    /// The job, until it is handed to a worker thread (at once, or at [`Background::start`]
+    /// for a deferred build).
+    pending: Mutex<Option<super::workers::Job>>,
     /// Drops what the device half would have used (device memory, the context), if the worker
     /// has not taken it: on cancellation before the device half, they are released here, on
     /// the caller's thread, and never by a worker that outlives the matrix.
@@ -128,7 +143,7 @@ impl<M> std::fmt::Debug for Background<M> {
 }
 
 impl<M: Send + 'static> Background<M> {
-    /// Starts building `target` on a new thread once `after` products have run ([`Forms::poll`]
+    /// Starts building `target` on a worker thread once `after` products have run ([`Forms::poll`]
     /// counts them; 0: at once): `fetch(&resources)` (may call CUDA; a
     /// canceller waits for it; its result must own nothing whose drop calls CUDA), then
     /// `host(fetched)` (no CUDA call: the same rule), then, unless cancelled meanwhile,
@@ -167,86 +182,87 @@ impl<M: Send + 'static> Background<M> {
             cancel: Arc::new(AtomicBool::new(false)),
             finished: AtomicBool::new(false),
             go: AtomicBool::new(after == 0),
+            ended: AtomicBool::new(false),
             changed: Condvar::new(),
         });
         let worker = shared.clone();
         let slot = Arc::new(Mutex::new(Some(resources)));
         let (worker_slot, release_slot) = (slot.clone(), slot);
         let start = Instant::now();
-        let thread = std::thread::Builder::new()
-            .name(format!("tessera-build-{target}"))
-            .spawn(move || {
-                // A deferred build sleeps until a product, finish_background or a canceller
-                // wakes it (park may also return spuriously: the flags decide).
-                while !worker.go.load(Ordering::Acquire) && !worker.cancel.load(Ordering::Acquire) {
-                    std::thread::park();
-                }
-                {
-                    let mut st = worker.lock();
-                    if matches!(*st, State::Cancelled) {
-                        return;
-                    }
-                    *st = State::Fetch;
-                }
-                // The slot's lock is held while fetching: a canceller releasing the resources
-                // waits for it.
-                let fetched = {
-                    let slot = worker_slot.lock().unwrap_or_else(|e| e.into_inner());
-                    match slot.as_ref() {
-                        Some(r) => caught(|| fetch(r)),
-                        None => Err(Error::Internal("cancelled".into())),
-                    }
-                };
-                {
-                    let mut st = worker.lock();
-                    if matches!(*st, State::Cancelled) {
-                        return;
-                    }
-                    *st = State::Host;
-                }
-                let flag = worker.cancel.clone();
-                let built = fetched
-                    .and_then(|f| caught(move || methods::cancel::with_flag(flag, || host(f))))
-                    .and_then(|p| {
-                        if let Some(g) = gate {
-                            let _ = g.recv();
-                        }
-                        let r = {
-                            let mut st = worker.lock();
-                            if matches!(*st, State::Cancelled) {
-                                return Err(Error::Internal("cancelled".into()));
-                            }
-                            *st = State::Device;
-                            worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
-                        };
-                        let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
-                        caught(move || device(p, r))
-                    });
-                let ms = start.elapsed().as_secs_f64() * 1e3;
+        let ended = EndGuard(shared.clone());
+        let job: super::workers::Job = Box::new(move || {
+            let _ended = ended;
+            {
                 let mut st = worker.lock();
                 if matches!(*st, State::Cancelled) {
-                    drop(st);
-                    // The form is dropped here, on the worker: the canceller waits for it
-                    // when the build had reached the device.
-                    drop(built);
                     return;
                 }
-                *st = match built {
-                    Ok(method) => State::Ready { method, ms },
-                    Err(e) => State::Failed(e.detail().to_string()),
-                };
-                worker.finished.store(true, Ordering::Release);
-                worker.changed.notify_all();
-            })
-            .map_err(|e| {
+                *st = State::Fetch;
+            }
+            // The slot's lock is held while fetching: a canceller releasing the resources
+            // waits for it.
+            let fetched = {
+                let slot = worker_slot.lock().unwrap_or_else(|e| e.into_inner());
+                match slot.as_ref() {
+                    Some(r) => caught(|| fetch(r)),
+                    None => Err(Error::Internal("cancelled".into())),
+                }
+            };
+            {
+                let mut st = worker.lock();
+                if matches!(*st, State::Cancelled) {
+                    return;
+                }
+                *st = State::Host;
+            }
+            let flag = worker.cancel.clone();
+            let built = fetched
+                .and_then(|f| caught(move || methods::cancel::with_flag(flag, || host(f))))
+                .and_then(|p| {
+                    if let Some(g) = gate {
+                        let _ = g.recv();
+                    }
+                    let r = {
+                        let mut st = worker.lock();
+                        if matches!(*st, State::Cancelled) {
+                            return Err(Error::Internal("cancelled".into()));
+                        }
+                        *st = State::Device;
+                        worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+                    };
+                    let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
+                    caught(move || device(p, r))
+                });
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            let mut st = worker.lock();
+            if matches!(*st, State::Cancelled) {
+                drop(st);
+                // The form is dropped here, on the worker: the canceller waits for it
+                // when the build had reached the device.
+                drop(built);
+                return;
+            }
+            *st = match built {
+                Ok(method) => State::Ready { method, ms },
+                Err(e) => State::Failed(e.detail().to_string()),
+            };
+            worker.finished.store(true, Ordering::Release);
+            worker.changed.notify_all();
+        });
+        let pending = if after == 0 {
+            super::workers::run(job).map_err(|e| {
                 Error::AllocFailed(format!(
                     "could not start the thread that builds {target} in the background: {e}"
                 ))
             })?;
+            None
+        } else {
+            Some(job)
+        };
         Ok(Background {
             target,
             shared,
-            thread: Some(thread),
+            pending: Mutex::new(pending),
             release: Box::new(move || {
                 release_slot
                     .lock()
@@ -286,9 +302,25 @@ fn caught<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 impl<M> Background<M> {
     /// Lets a deferred build start (a no-op once started): never blocks.
     fn start(&self) {
-        if !self.shared.go.swap(true, Ordering::AcqRel) {
-            if let Some(t) = &self.thread {
-                t.thread().unpark();
+        if self.shared.go.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let job = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(job) = job {
+            if let Err(e) = super::workers::run(job) {
+                // (The job, dropped unrun, marked itself ended.)
+                let mut st = self.shared.lock();
+                if !matches!(*st, State::Cancelled) {
+                    *st = State::Failed(format!(
+                        "could not start the thread that builds {} in the background: {e}",
+                        self.target
+                    ));
+                    self.shared.finished.store(true, Ordering::Release);
+                }
             }
         }
     }
@@ -303,18 +335,29 @@ impl<M> Drop for Background<M> {
                 std::mem::replace(&mut *st, State::Cancelled),
             )
         };
-        // A worker in its host half stops at its next check; a waiting one wakes and leaves.
+        // A worker in its host half stops at its next check; a job never handed to a thread
+        // is dropped unrun.
         self.shared.cancel.store(true, Ordering::Release);
-        if let Some(t) = &self.thread {
-            t.thread().unpark();
-        }
+        drop(
+            self.pending
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         // A built form not swapped in is freed here, not by the worker's last reference.
         drop(old);
         // A worker still on the host makes no CUDA call after seeing Cancelled: leave it, and
         // release here what its device half would have used. One on the device is waited for;
         // one fetching holds the resources' lock, which the release waits for.
-        if let (true, Some(t)) = (on_device, self.thread.take()) {
-            let _ = t.join();
+        if on_device {
+            let mut st = self.shared.lock();
+            while !self.shared.ended.load(Ordering::Acquire) {
+                st = self
+                    .shared
+                    .changed
+                    .wait(st)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
         }
         (self.release)();
     }

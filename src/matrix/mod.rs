@@ -6,6 +6,7 @@ mod background;
 mod borrowed;
 mod create;
 mod spawn;
+mod workers;
 
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;

@@ -487,6 +487,23 @@ unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
 
 impl Function {
+    /// How many blocks of `block` threads (and no dynamic shared memory) fit on one SM at
+    /// once, by the kernel's registers and shared memory (at least 1; 1 where the driver
+    /// cannot say).
+    pub(crate) fn resident_blocks(&self, block: u32) -> usize {
+        let mut n = 0i32;
+        // SAFETY: a loaded function; n is a valid out-pointer. (No context needed: the
+        // function carries its module's.)
+        let r = unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, self.f, block as i32, 0)
+        };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            n.max(1) as usize
+        } else {
+            1
+        }
+    }
+
     /// The driver's handle, for measuring a launch with nothing of tessera around it
     /// (`bench::overhead`).
     pub(crate) fn raw(&self) -> sys::CUfunction {

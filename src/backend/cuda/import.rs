@@ -130,13 +130,17 @@ fn convert(
                 .push(scratch.addr);
             // The scratch words are no longer known to be zero until the read-back succeeds.
             scratch.zero = false;
+            // As many blocks as are resident at once (each takes its tiles in turn): a second
+            // wave would start late with as many tiles as the first.
+            let blocks =
+                tiles.min(inspect_fn.resident_blocks(BLOCK) * dev.sm_count().max(1) as usize);
             // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long
             // long base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long
             // long* status): the caller checked row_ptr for rows + 1 and col_ind for nnz
             // indices of that width; the kernel reads col_ind only within 0..nnz; status is
             // the scratch memory (SCRATCH_WORDS words, zero), held by this guard until the
             // read-back.
-            unsafe { launch(dev, &inspect_fn, grid(tiles * BLOCK as usize), BLOCK, stream, args) }?;
+            unsafe { launch(dev, &inspect_fn, blocks, BLOCK, stream, args) }?;
             let t1 = std::time::Instant::now();
             let mut result = [0u64; STATUS];
             copy_to_host(

@@ -52,6 +52,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleGetFunction",
     "cuModuleLoadData",
     "cuModuleUnload",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuPointerGetAttributes",
     "cuStreamCreate",
     "cuStreamDestroy_v2",

@@ -1,0 +1,137 @@
+//! The threads that run AUTO's background builds ([`super::background::Background`]), kept
+//! between builds: starting a thread costs tens of microseconds on the GPU machines (60-70 us
+//! of a 4M-row matrix's analyze, measured with `TESSERA_TRACE`), and analyze must not wait. A
+//! job runs at once on an idle thread, or on a new one when every thread is busy (so a job
+//! never waits for another: a test's gated build cannot hold up the next); a thread idle for
+//! [`IDLE`] leaves.
+#![forbid(unsafe_code)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A build, run once on a worker thread. It catches its own panics (a worker survives them
+/// anyway).
+pub(super) type Job = Box<dyn FnOnce() + Send>;
+
+/// How long a thread waits for its next job before it leaves.
+const IDLE: Duration = Duration::from_secs(10);
+
+/// An idle thread: its id and where to send it a job.
+struct Idle {
+    id: u64,
+    tx: Sender<Job>,
+}
+
+/// The idle threads, the most recently idle last.
+static IDLE_THREADS: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
+    IDLE_THREADS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `job` on an idle worker thread, or on a new one. Err: no thread could be started.
+pub(super) fn run(job: Job) -> std::io::Result<()> {
+    let mut job = job;
+    loop {
+        let Some(w) = idle().pop() else {
+            return start(job);
+        };
+        match w.tx.send(job) {
+            Ok(()) => return Ok(()),
+            // (Cannot happen: a thread leaves only after taking itself off the idle list.)
+            Err(mpsc::SendError(j)) => job = j,
+        }
+    }
+}
+
+/// A new worker thread, starting with `first`.
+fn start(first: Job) -> std::io::Result<()> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    std::thread::Builder::new()
+        .name("tessera-build".into())
+        .spawn(move || {
+            let mut job = Some(first);
+            while let Some(j) = job.take() {
+                // A panic is the job's own to report (it catches its phases'); the thread
+                // goes on.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(j));
+                idle().push(Idle { id, tx: tx.clone() });
+                loop {
+                    match rx.recv_timeout(IDLE) {
+                        Ok(j) => {
+                            job = Some(j);
+                            break;
+                        }
+                        Err(RecvTimeoutError::Timeout) => {
+                            let mut list = idle();
+                            if let Some(pos) = list.iter().position(|w| w.id == id) {
+                                list.remove(pos);
+                                return;
+                            }
+                            // Taken off the list by `run`: its job is on the way.
+                        }
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+            }
+        })
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+
+    #[test]
+    fn jobs_run_at_once_even_when_every_thread_is_busy_and_threads_are_reused() {
+        // A job that blocks until released, then another: the second runs meanwhile (a new
+        // thread), and a third after both reuses one of them.
+        let (block_tx, block_rx) = channel::<()>();
+        let (done_tx, done_rx) = channel::<(u32, String)>();
+        let d1 = done_tx.clone();
+        run(Box::new(move || {
+            block_rx.recv().unwrap();
+            d1.send((1, std::thread::current().name().unwrap().into()))
+                .unwrap();
+        }))
+        .unwrap();
+        let d2 = done_tx.clone();
+        run(Box::new(move || {
+            d2.send((2, format!("{:?}", std::thread::current().id())))
+                .unwrap();
+        }))
+        .unwrap();
+        let (n, second) = done_rx.recv_timeout(IDLE).unwrap();
+        assert_eq!(n, 2, "the second job ran while the first blocked");
+        block_tx.send(()).unwrap();
+        let (n, name) = done_rx.recv_timeout(IDLE).unwrap();
+        assert_eq!((n, name.as_str()), (1, "tessera-build"));
+        // Both threads are idle now (or about to be): the next job runs on one of them.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = idle().len();
+        assert!(before >= 1, "a finished thread waits for the next job");
+        run(Box::new(move || {
+            done_tx
+                .send((3, format!("{:?}", std::thread::current().id())))
+                .unwrap();
+        }))
+        .unwrap();
+        let (n, _third) = done_rx.recv_timeout(IDLE).unwrap();
+        assert_eq!(n, 3);
+        let _ = second;
+    }
+
+    #[test]
+    fn a_panicking_job_leaves_its_thread_working() {
+        let (tx, rx) = channel::<u32>();
+        run(Box::new(|| panic!("a job's own panic"))).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        run(Box::new(move || tx.send(7).unwrap())).unwrap();
+        assert_eq!(rx.recv_timeout(IDLE).unwrap(), 7);
+    }
+}
