@@ -23,6 +23,8 @@ mod matrix;
 pub use csr::{Csr, CsrParts, Indices, RowStats};
 pub use error::{Error, Result};
 pub use handle::Handle;
+#[doc(hidden)]
+pub use matrix::running_builds;
 pub use matrix::{AnyMatrix, BackgroundStatus, BorrowedWrites, CreatePath, Matrix, MatrixInfo};
 pub use scalar::Scalar;
 pub use types::{

@@ -8,6 +8,9 @@ mod create;
 mod spawn;
 mod workers;
 
+#[doc(hidden)]
+pub use workers::running_builds;
+
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
 pub use create::CreatePath;

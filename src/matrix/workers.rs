@@ -6,7 +6,7 @@
 //! [`IDLE`] leaves.
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -27,6 +27,15 @@ struct Idle {
 /// The idle threads, the most recently idle last.
 static IDLE_THREADS: Mutex<Vec<Idle>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+/// Jobs running now.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many background builds are running now in this process (their threads stay, idle,
+/// after): what a test of cancellation waits to see reach 0.
+#[doc(hidden)]
+pub fn running_builds() -> usize {
+    RUNNING.load(Ordering::Acquire)
+}
 
 fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
     IDLE_THREADS.lock().unwrap_or_else(|e| e.into_inner())
@@ -58,7 +67,9 @@ fn start(first: Job) -> std::io::Result<()> {
             while let Some(j) = job.take() {
                 // A panic is the job's own to report (it catches its phases'); the thread
                 // goes on.
+                RUNNING.fetch_add(1, Ordering::AcqRel);
                 let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(j));
+                RUNNING.fetch_sub(1, Ordering::AcqRel);
                 idle().push(Idle { id, tx: tx.clone() });
                 loop {
                     match rx.recv_timeout(IDLE) {

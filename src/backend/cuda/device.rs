@@ -490,10 +490,10 @@ impl Function {
     /// How many blocks of `block` threads (and no dynamic shared memory) fit on one SM at
     /// once, by the kernel's registers and shared memory (at least 1; 1 where the driver
     /// cannot say).
-    pub(crate) fn resident_blocks(&self, block: u32) -> usize {
+    pub(crate) fn resident_blocks(&self, dev: &Device, block: u32) -> usize {
+        let Ok(_c) = dev.enter() else { return 1 };
         let mut n = 0i32;
-        // SAFETY: a loaded function; n is a valid out-pointer. (No context needed: the
-        // function carries its module's.)
+        // SAFETY: a function loaded in dev's context, current here; n is a valid out-pointer.
         let r = unsafe {
             sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, self.f, block as i32, 0)
         };

@@ -133,7 +133,7 @@ fn convert(
             // As many blocks as are resident at once (each takes its tiles in turn): a second
             // wave would start late with as many tiles as the first.
             let blocks =
-                tiles.min(inspect_fn.resident_blocks(BLOCK) * dev.sm_count().max(1) as usize);
+                tiles.min(inspect_fn.resident_blocks(dev, BLOCK) * dev.sm_count().max(1) as usize);
             // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long
             // long base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long
             // long* status): the caller checked row_ptr for rows + 1 and col_ind for nnz
