@@ -317,7 +317,7 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, 8) util_inspect_i32(long long rows, long long nnz, long long cols,
+extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long long cols,
                                             long long base, long long tiles,
                                             const int *__restrict__ row_ptr,
                                             const int *__restrict__ col_ind,
