@@ -162,27 +162,52 @@ fn expected_gain(target: Algorithm) -> f64 {
     }
 }
 
+/// What a background build starts from, for [`background_start_after`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildFrom {
+    /// tessera's host copy of the CSR: the format is built on the host and uploaded.
+    HostCopy,
+    /// A matrix kept on the device without a host copy: the CSR is downloaded, the format
+    /// built on the host and uploaded.
+    Download,
+    /// The device CSR, on the device (BRC's ELL form of even rows): no copies.
+    Device,
+}
+
+/// How many products' time a build on the device from the device CSR takes from the products
+/// running beside it (its allocation, and its pass over the CSR sharing the bandwidth). Measured
+/// on the H100 (session 12, `tessera bench`, read in place, BRC built at once): the nine
+/// products after the first of the 3D Laplacian 160³ took 2.0 ms instead of CSR_VECTOR's
+/// 9 x 0.16 ms, about 3.6 products more; the 27-point stencil 100³ lost about as much.
+const DEVICE_BUILD_PRODUCTS: f64 = 4.0;
+
 /// Products AUTO runs with the method on the CSR arrays before its worker starts building the
 /// heavy format `target` (on the CUDA backend; the host backend starts at once: there the
 /// build only takes a spare core). The rule is the ski-rental one: a build disturbs the
-/// products running beside it for about as long as its copies take, so it starts once the
-/// products run so far would have saved that much had the format been there from the start.
-/// Then a matrix used for fewer products never pays for a format it does not recoup, and one
-/// used for many pays at most twice the least it could have.
+/// products running beside it, so it starts once the products run so far would have saved
+/// that much had the format been there from the start. Then a matrix used for fewer products
+/// never pays for a format it does not recoup, and one used for many pays at most twice the
+/// least it could have.
 ///
-/// The copies are the format's upload (about the CSR's size) and, for a matrix kept on the
-/// device without a host copy (`host_copy` false), the CSR's download; a product reads the
-/// CSR once, so the count is independent of the matrix's size: 2,000 products for BRC from a
-/// host copy, 4,000 without one. `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
-pub fn background_start_after(target: Algorithm, host_copy: bool) -> u64 {
+/// The disturbance: a build from the host copies the format up (about the CSR's size), and
+/// for a matrix kept on the device without a host copy the CSR down as well ([`DEVICE_PER_LINK`]
+/// products per copy: 2,000 products for BRC from a host copy, 4,000 without one); a build on
+/// the device ([`BuildFrom::Device`]) moves no copies and costs [`DEVICE_BUILD_PRODUCTS`]
+/// (40 products for BRC). The counts are independent of the matrix's size (a product reads
+/// the CSR once). `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
+pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
     if let Some(n) = std::env::var("TESSERA_BACKGROUND_AFTER")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
     {
         return n;
     }
-    let copies = if host_copy { 1.0 } else { 2.0 };
-    (copies * DEVICE_PER_LINK / expected_gain(target)).ceil() as u64
+    let cost = match from {
+        BuildFrom::HostCopy => DEVICE_PER_LINK,
+        BuildFrom::Download => 2.0 * DEVICE_PER_LINK,
+        BuildFrom::Device => DEVICE_BUILD_PRODUCTS,
+    };
+    (cost / expected_gain(target)).ceil() as u64
 }
 
 /// Resolves the requested algorithm for a matrix with these statistics: AUTO by
@@ -275,13 +300,20 @@ mod tests {
         if std::env::var_os("TESSERA_BACKGROUND_AFTER").is_some() {
             return;
         }
-        let brc = background_start_after(Algorithm::Brc, true);
+        let brc = background_start_after(Algorithm::Brc, BuildFrom::HostCopy);
         // Two copies instead of one: twice the products.
-        assert_eq!(background_start_after(Algorithm::Brc, false), 2 * brc);
+        assert_eq!(
+            background_start_after(Algorithm::Brc, BuildFrom::Download),
+            2 * brc
+        );
         // A format expected to save more starts sooner.
-        assert!(background_start_after(Algorithm::Tile, true) < brc);
+        assert!(background_start_after(Algorithm::Tile, BuildFrom::HostCopy) < brc);
         // A Krylov solve of a few hundred products never starts one.
         assert!(brc >= 1000, "{brc}");
+        // A build on the device moves no copies: it starts after tens of products, not
+        // thousands, and not at once (it would slow the first ones).
+        let device = background_start_after(Algorithm::Brc, BuildFrom::Device);
+        assert!((10..=100).contains(&device), "{device}");
     }
 
     fn stats(spec: &str) -> RowStats {

@@ -294,7 +294,10 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
     let analyze_ms = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(m.info().algorithm, Algorithm::CsrVector);
     // The build waits for its products (the ski-rental start): nothing runs before them.
-    let after = tessera::select::background_start_after(Algorithm::Brc, true);
+    let after = tessera::select::background_start_after(
+        Algorithm::Brc,
+        tessera::select::BuildFrom::HostCopy,
+    );
     assert!(after > 0);
     assert_eq!(
         m.info().background,

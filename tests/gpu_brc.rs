@@ -351,7 +351,8 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
         .unwrap();
         auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
         if tessera::select::heuristic(&stats, false, dev.sm_count()) == Algorithm::Brc {
-            // Built at once by the worker, on the device, while CSR_VECTOR runs.
+            // Built by the worker, on the device, while CSR_VECTOR runs (after its products;
+            // here at finish_background).
             let info = auto.info();
             assert_eq!(
                 info.algorithm,

@@ -221,19 +221,22 @@ impl<T: Scalar> Matrix<T> {
         match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
             Some((now, later)) => {
                 // A format that builds on the device from the device CSR (BRC's ELL form of
-                // even rows, about two products' time) moves no copies: its build starts at
-                // once, and a process with one core runs it here.
+                // even rows) moves no copies: its build starts after tens of products, not
+                // thousands, and a process with one core runs it here.
                 let on_device = handle.cuda().is_some()
                     && self.csr.is_none()
                     && !methods::needs_host_csr(later, Tuning::None, &self.stats);
                 if select::spare_core() {
                     // On the CUDA backend a build's copies slow the products running beside
                     // them: it starts when the products have earned it.
+                    let from = match (on_device, self.csr.is_some()) {
+                        (true, _) => select::BuildFrom::Device,
+                        (false, true) => select::BuildFrom::HostCopy,
+                        (false, false) => select::BuildFrom::Download,
+                    };
                     let after = match handle.cuda() {
-                        Some(_) if !on_device => {
-                            select::background_start_after(later, self.csr.is_some())
-                        }
-                        _ => 0,
+                        Some(_) => select::background_start_after(later, from),
+                        None => 0,
                     };
                     return self.analyze_with(
                         handle,

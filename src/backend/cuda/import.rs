@@ -95,8 +95,10 @@ fn convert(
     value_bytes: Option<usize>,
 ) -> Result<Option<Imported>> {
     let base = p.base.offset();
+    let tm = std::time::Instant::now();
     let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
     let t0 = std::time::Instant::now();
+    let module_us = (t0 - tm).as_secs_f64() * 1e6;
     // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
@@ -153,7 +155,7 @@ fn convert(
             status = result;
             crate::backend::trace(2, || {
                 format!(
-                    "inspection of {} rows: launch {:.1} us, read-back {:.1} us",
+                    "inspection of {} rows: module {module_us:.1} us, launch {:.1} us, read-back {:.1} us",
                     p.rows,
                     (t1 - t0).as_secs_f64() * 1e6,
                     t1.elapsed().as_secs_f64() * 1e6

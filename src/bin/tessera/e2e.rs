@@ -287,6 +287,7 @@ fn tessera_first_typed<T: Scalar>(
                 // (src/api/functions.rs, device_csr): ask the driver what each array is, then
                 // Matrix::from_device (validated and converted on the device) or
                 // Matrix::borrow_device (validated; the arrays read in place).
+                let tq = Instant::now();
                 for (addr, len) in [
                     (d_row_ptr.addr(), d_row_ptr.len()),
                     (d_col_ind.addr(), d_col_ind.len()),
@@ -295,6 +296,12 @@ fn tessera_first_typed<T: Scalar>(
                     if len > 0 {
                         cuda::pointer_info(dev, addr).map_err(text)?;
                     }
+                }
+                if trace_on() {
+                    eprintln!(
+                        "tessera: e2e pointer queries {:.1} us",
+                        tq.elapsed().as_secs_f64() * 1e6
+                    );
                 }
                 let p = DeviceCsr {
                     rows: csr.rows(),
