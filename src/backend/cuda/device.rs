@@ -35,6 +35,10 @@ pub struct Device {
     /// [`SCRATCH_BYTES`] of device memory for work that waits before it returns: an
     /// inspection's status words ([`Device::scratch`]).
     scratch: Mutex<Scratch>,
+    /// Ordering-only events given back by dropped [`super::Event`]s, for the next
+    /// `Event::for_ordering` (each `cuEventCreate` is a driver call on analyze's path: HOLA's
+    /// carry ring takes four). Raw handles, destroyed with the device.
+    pub(super) spare_events: Mutex<Vec<usize>>,
 }
 
 /// The device's scratch memory: its address (0 until first used) and whether it is known to
@@ -46,6 +50,10 @@ pub(crate) struct Scratch {
     /// False when first allocated and after a use that may have left it non-zero: the next
     /// user clears it first.
     pub(crate) zero: bool,
+    /// The inspection kernel (`util_inspect_i32`, `util_inspect_i64`) and how many of its
+    /// blocks fit on an SM, looked up at the first inspection (each lookup is a driver call on
+    /// a borrowed create's path).
+    pub(crate) inspect: [Option<(Function, usize)>; 2],
 }
 
 /// Bytes of [`Device::scratch`].
@@ -193,6 +201,7 @@ impl Device {
             embedded: Mutex::new(HashMap::new()),
             staging: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
+            spare_events: Mutex::new(Vec::new()),
         })
     }
 
@@ -389,11 +398,26 @@ impl Drop for Device {
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        let scratch = self
-            .scratch
-            .get_mut()
-            .unwrap_or_else(|p| p.into_inner())
-            .addr;
+        let scratch = {
+            let g = self.scratch.get_mut().unwrap_or_else(|p| p.into_inner());
+            // The cached inspection kernels' module unloads here, while the context lives.
+            g.inspect = [None, None];
+            g.addr
+        };
+        let spare = std::mem::take(
+            self.spare_events
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        if !spare.is_empty() {
+            if let Ok(_g) = self.enter() {
+                for ev in spare {
+                    // SAFETY: events created in this context, given back by their owners,
+                    // destroyed once.
+                    let _ = unsafe { sys::cuEventDestroy_v2(ev as sys::CUevent) };
+                }
+            }
+        }
         if scratch != 0 {
             if let Ok(_g) = self.enter() {
                 // SAFETY: our allocation in this context; nothing uses it after the device.

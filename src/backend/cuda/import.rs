@@ -95,10 +95,8 @@ fn convert(
     value_bytes: Option<usize>,
 ) -> Result<Option<Imported>> {
     let base = p.base.offset();
-    let tm = std::time::Instant::now();
-    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+    let util = || dev.module(&KernelSpec::new(&kernels::UTIL, &[])?);
     let t0 = std::time::Instant::now();
-    let module_us = (t0 - tm).as_secs_f64() * 1e6;
     // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
@@ -110,11 +108,15 @@ fn convert(
         let mut scratch = dev.scratch()?;
         let mut status = [0u64; STATUS];
         if p.rows > 0 {
-            let inspect_fn = util.function(if p.is64 {
-                "util_inspect_i64"
-            } else {
-                "util_inspect_i32"
-            })?;
+            let which = p.is64 as usize;
+            if scratch.inspect[which].is_none() {
+                let f = util()?.function(["util_inspect_i32", "util_inspect_i64"][which])?;
+                let resident = f.resident_blocks(dev, BLOCK);
+                scratch.inspect[which] = Some((f, resident));
+            }
+            let Some((inspect_fn, resident)) = scratch.inspect[which].clone() else {
+                unreachable!("looked up above")
+            };
             if !scratch.zero {
                 // First use, or a use that failed half-way: cleared on this stream (a
                 // synchronous memset would break another thread's graph capture).
@@ -134,8 +136,7 @@ fn convert(
             scratch.zero = false;
             // As many blocks as are resident at once (each takes its tiles in turn): a second
             // wave would start late with as many tiles as the first.
-            let blocks =
-                tiles.min(inspect_fn.resident_blocks(dev, BLOCK) * dev.sm_count().max(1) as usize);
+            let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
             // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long
             // long base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long
             // long* status): the caller checked row_ptr for rows + 1 and col_ind for nnz
@@ -155,7 +156,7 @@ fn convert(
             status = result;
             crate::backend::trace(2, || {
                 format!(
-                    "inspection of {} rows: module {module_us:.1} us, launch {:.1} us, read-back {:.1} us",
+                    "inspection of {} rows: launch {:.1} us, read-back {:.1} us",
                     p.rows,
                     (t1 - t0).as_secs_f64() * 1e6,
                     t1.elapsed().as_secs_f64() * 1e6
@@ -173,6 +174,7 @@ fn convert(
             [0.0, t0.elapsed().as_secs_f64() * 1e3],
         );
     };
+    let util = util()?;
     let rows_fn = util.function("util_import_rows")?;
     let cols_fn = util.function("util_import_cols")?;
     // tessera's three arrays and the kernels' status words: one allocation.

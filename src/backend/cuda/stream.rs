@@ -145,7 +145,12 @@ pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
 pub struct Event {
     ev: sys::CUevent,
     dev: Arc<Device>,
+    /// An ordering-only event: given back to the device's spare events when dropped.
+    spare: bool,
 }
+
+/// The most spare ordering events a device keeps.
+const SPARE_EVENTS: usize = 256;
 
 // SAFETY: event handles are process-wide; used with the context pushed.
 unsafe impl Send for Event {}
@@ -162,7 +167,21 @@ impl Event {
     /// (`CU_EVENT_DISABLE_TIMING`), which the driver documents as the cheapest to record and
     /// wait on. Recorded once per product by the methods with per-matrix workspaces.
     pub fn for_ordering(dev: &Arc<Device>) -> Result<Event> {
-        Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
+        let reused = dev
+            .spare_events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let mut e = match reused {
+            Some(ev) => Event {
+                ev: ev as sys::CUevent,
+                dev: dev.clone(),
+                spare: false,
+            },
+            None => Self::with_flags(dev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)?,
+        };
+        e.spare = true;
+        Ok(e)
     }
 
     fn with_flags(dev: &Arc<Device>, flags: u32) -> Result<Event> {
@@ -176,6 +195,7 @@ impl Event {
         Ok(Event {
             ev,
             dev: dev.clone(),
+            spare: false,
         })
     }
 
@@ -236,6 +256,19 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
+        if self.spare {
+            // Recorded work it may still mark is harmless to its next owner, who records it
+            // before waiting on it.
+            let mut spare = self
+                .dev
+                .spare_events
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if spare.len() < SPARE_EVENTS {
+                spare.push(self.ev as usize);
+                return;
+            }
+        }
         if let Ok(_g) = self.dev.enter() {
             // SAFETY: the event was created in this context and is destroyed once.
             let _ = unsafe { sys::cuEventDestroy_v2(self.ev) };
