@@ -137,7 +137,9 @@ impl OnDevice {
         p: Params,
         ev: Option<&(Event, Event)>,
     ) -> Result<Self> {
+        let t0 = std::time::Instant::now();
         let kernels = load::<T>(dev, p)?;
+        let t1 = std::time::Instant::now();
         let blocks = p.blocks(csr.nnz());
         let carry = params::carry_mode(blocks, dev.sm_count());
         // Slots 256-byte aligned (the partial sums are T).
@@ -149,7 +151,9 @@ impl OnDevice {
             [(blocks + 1) * 4, if carry { CARRY_RING * one } else { 0 }],
             "HOLA row starts and carry workspace",
         )?;
+        let t2 = std::time::Instant::now();
         build_starts(dev, stream, csr, &kernels, (p, &starts), ev)?;
+        let t3 = std::time::Instant::now();
         let work = if carry {
             buf.zero(stream)?;
             Some(Carry {
@@ -160,6 +164,16 @@ impl OnDevice {
         } else {
             None
         };
+        crate::backend::trace(2, || {
+            let us = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e6;
+            format!(
+                "HOLA set-up: kernels {:.1} us, allocation {:.1} us, row starts {:.1} us, carry ring {:.1} us",
+                us(t0, t1),
+                us(t1, t2),
+                us(t2, t3),
+                us(t3, std::time::Instant::now())
+            )
+        });
         Ok(OnDevice {
             params: p,
             kernels,
