@@ -148,6 +148,18 @@ fn create_borrowed(
     i64s: bool,
     keep: &mut Vec<DeviceVec<u8>>,
 ) -> (i32, tessera_matrix, String) {
+    create_borrowed_at(h, x, i64s, 0, keep)
+}
+
+/// [`create_borrowed`] with col_ind starting `pad` indices into its allocation (an address that
+/// is not 16-byte aligned for int32 with pad 1: the inspection's one-by-one loads).
+fn create_borrowed_at(
+    h: tessera_handle,
+    x: &Arrays,
+    i64s: bool,
+    pad: usize,
+    keep: &mut Vec<DeviceVec<u8>>,
+) -> (i32, tessera_matrix, String) {
     let dv = gpu().unwrap().cuda().unwrap().clone();
     let bytes = |v: Vec<u8>| {
         // At least one byte: an empty array still needs an address.
@@ -162,7 +174,11 @@ fn create_borrowed(
         }
     };
     let rp = bytes(ints(&x.row_ptr));
-    let ci = bytes(ints(&x.col_ind));
+    let padded: Vec<i64> = std::iter::repeat_n(0, pad)
+        .chain(x.col_ind.iter().copied())
+        .collect();
+    let ci = bytes(ints(&padded));
+    let ci_addr = ci.addr() + (pad * if i64s { 8 } else { 4 }) as u64;
     let vals = bytes(x.values.iter().flat_map(|v| v.to_ne_bytes()).collect());
     let mut a = std::ptr::null_mut();
     // SAFETY: each device array holds what its length argument promises.
@@ -174,7 +190,7 @@ fn create_borrowed(
             x.cols as i64,
             x.values.len() as i64,
             rp.addr() as *const c_void,
-            ci.addr() as *const c_void,
+            ci_addr as *const c_void,
             vals.addr() as *const c_void,
             if i64s {
                 TESSERA_INDEX_TYPE_I64
@@ -497,8 +513,9 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
 
 /// The borrowed create's inspection (one kernel over chunks of rows, `util_inspect`): the row
 /// statistics equal the host path's, on the edge cases and on a matrix with more chunks than
-/// the kernel has blocks (each block takes several); every malformed array, early or late in
-/// the arrays (the last entry, the last rows, a later chunk), gets the host path's status and
+/// the kernel has blocks (each block takes several), with col_ind 16-byte aligned (four columns
+/// per load) or not (one by one); every malformed array, early or late in the arrays (the last
+/// entry, the last rows, a later tile), gets the host path's status and
 /// sentence; unsorted columns in the last row are found (NOT_SUPPORTED); and a failed
 /// inspection leaves the next one right (the kernel's status words are reused).
 #[test]
@@ -518,10 +535,13 @@ fn the_borrowed_inspection_measures_and_refuses_as_the_host_path_does() {
         if a.nnz() == 0 {
             continue; // copied, not borrowed
         }
-        for i64s in [false, true] {
+        for (i64s, pad) in [(false, 0), (true, 0), (false, 1), (false, 3)] {
             let mut keep = Vec::new();
-            let (s, m, e) = create_borrowed(h, &Arrays::of(&a, 0), i64s, &mut keep);
-            let what = format!("{name} (int{})", if i64s { 64 } else { 32 });
+            let (s, m, e) = create_borrowed_at(h, &Arrays::of(&a, 0), i64s, pad, &mut keep);
+            let what = format!(
+                "{name} (int{}, col_ind {pad} indices into its allocation)",
+                if i64s { 64 } else { 32 }
+            );
             assert_eq!(s, 0, "{what}: {e}");
             assert_same_stats(&what, inner(m).stats(), &a.stats());
             // SAFETY: destroyed once, before its arrays.
@@ -557,11 +577,11 @@ fn the_borrowed_inspection_measures_and_refuses_as_the_host_path_does() {
     ];
     all.extend(late);
     for (what, f) in &all {
-        for i64s in [false, true] {
+        for (i64s, pad) in [(false, 0), (true, 0), (false, 1)] {
             let mut arr = Arrays::of(&a, 0);
             f(&mut arr);
             let mut keep = Vec::new();
-            let (sb, _, eb) = create_borrowed(h, &arr, i64s, &mut keep);
+            let (sb, _, eb) = create_borrowed_at(h, &arr, i64s, pad, &mut keep);
             let (sh, _, eh) = arr.create(h, false, i64s, 0);
             assert_ne!(sh, 0, "{what}: the host path accepted it");
             // The same sentence after the function's name.
