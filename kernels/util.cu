@@ -191,47 +191,11 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 //   leaves them zero: the last block to finish moves them into the result (atomicExch), so the
 //   caller neither clears nor allocates anything.
 #define UTIL_INSPECT_UNROLL 8
-// 16-byte loads in flight per thread on the entries of int32 arrays (16 columns).
-#define UTIL_INSPECT_VECTORS 4
 
 // I: the caller's index type; N: the unsigned type of positions (rows and entries fit it: int32
 // arrays hold fewer than 2^31 of each, so position + 8 * 1024 cannot wrap in 32 bits). 32-bit
 // positions for int32 arrays keep the kernel at full occupancy (64-bit ones took 64 registers
 // per thread, half the SM's warps, and the kernel ran at 28% of the DRAM bandwidth).
-// One entry k of column v (the caller's index, base included): its range, and a descent when
-// the next entry (has_next) holds a smaller column. Positions are kept as position + 1 (0: none).
-template <typename I, typename N>
-__device__ __forceinline__ void util_inspect_entry(N k, I v, bool has_next, I next, I base,
-                                                   I cols, N &badcol, N &desc) {
-    const I c = v - base;
-    if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
-    if (has_next && v > next) ++desc;
-}
-
-// Entries [lo, hi) one by one, UTIL_INSPECT_UNROLL loads in flight per thread.
-template <typename I, typename N>
-__device__ __forceinline__ void util_inspect_entries(N lo, N hi, N nnz, I base, I cols,
-                                                     const I *__restrict__ col_ind, N &badcol,
-                                                     N &desc) {
-    const int U = UTIL_INSPECT_UNROLL;
-    for (N k0 = lo + threadIdx.x; k0 < hi; k0 += (N)U * blockDim.x) {
-        I v[U];
-#pragma unroll
-        for (int j = 0; j < U; ++j) {
-            const N k = k0 + (N)j * blockDim.x;
-            if (k < hi) v[j] = col_ind[k];
-        }
-#pragma unroll
-        for (int j = 0; j < U; ++j) {
-            const N k = k0 + (N)j * blockDim.x;
-            if (k >= hi) continue;
-            const bool has_next = k + 1 < nnz;
-            util_inspect_entry<I, N>(k, v[j], has_next, has_next ? col_ind[k + 1] : 0, base, cols,
-                                     badcol, desc);
-        }
-    }
-}
-
 template <typename I, typename N>
 __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, long long cols_,
                                              long long base_, long long tiles,
@@ -282,43 +246,22 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                 if (i == rows - 1 && (N)b[j] != nnz) last = 1;
             }
         }
-        // The entries: 16-byte loads of four int32 columns where col_ind is 16-byte aligned
-        // (twice the bytes in flight of the loads one by one, in as many registers), the head
-        // and tail of at most three entries one by one; else one by one.
-        bool vectored = false;
-        if constexpr (sizeof(I) == 4) {
-            const N a0 = (e0 + 3) & ~(N)3, a1 = e1 & ~(N)3;
-            if (((unsigned long long)col_ind & 15) == 0 && a0 < a1) {
-                vectored = true;
-                const int4 *cv = (const int4 *)col_ind;
-                const N q1 = a1 / 4;
-                const int V = UTIL_INSPECT_VECTORS;
-                for (N q0 = a0 / 4 + threadIdx.x; q0 < q1; q0 += (N)V * blockDim.x) {
-                    int4 w[V];
+        for (N k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
+            I v[U];
 #pragma unroll
-                    for (int j = 0; j < V; ++j) {
-                        const N q = q0 + (N)j * blockDim.x;
-                        if (q < q1) w[j] = cv[q];
-                    }
+            for (int j = 0; j < U; ++j) {
+                const N k = k0 + (N)j * blockDim.x;
+                if (k < e1) v[j] = col_ind[k];
+            }
 #pragma unroll
-                    for (int j = 0; j < V; ++j) {
-                        const N q = q0 + (N)j * blockDim.x;
-                        if (q >= q1) continue;
-                        const N k = 4 * q;
-                        const I x[5] = {w[j].x, w[j].y, w[j].z, w[j].w,
-                                        k + 4 < nnz ? col_ind[k + 4] : 0};
-#pragma unroll
-                        for (int m = 0; m < 4; ++m) {
-                            util_inspect_entry<I, N>(k + m, x[m], k + m + 1 < nnz, x[m + 1], base,
-                                                     cols, badcol, desc);
-                        }
-                    }
-                }
-                util_inspect_entries<I, N>(e0, a0, nnz, base, cols, col_ind, badcol, desc);
-                util_inspect_entries<I, N>(a1, e1, nnz, base, cols, col_ind, badcol, desc);
+            for (int j = 0; j < U; ++j) {
+                const N k = k0 + (N)j * blockDim.x;
+                if (k >= e1) continue;
+                const I c = v[j] - base;
+                if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
+                if (k + 1 < nnz && v[j] > col_ind[k + 1]) ++desc;
             }
         }
-        if (!vectored) util_inspect_entries<I, N>(e0, e1, nnz, base, cols, col_ind, badcol, desc);
     }
     // Every thread gets here: warp reductions, the block's through shared memory, one atomic
     // per block and word.
