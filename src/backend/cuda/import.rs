@@ -77,104 +77,14 @@ pub fn import(
     p: &DeviceCsr,
     value_bytes: usize,
 ) -> Result<Option<Imported>> {
-    convert(dev, stream, p, Some(value_bytes))
-}
-
-/// Validates `p` and measures its rows on `stream` (and waits) as [`import`] does, keeping
-/// nothing: for a CSR that tessera reads in place (`GpuCsr::borrowed`). `Ok(None)`: valid, but
-/// some row's columns are not sorted.
-pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Option<RowStats>> {
-    Ok(convert(dev, stream, p, None)?.map(|imp| imp.stats))
-}
-
-/// [`import`], copying the values when `value_bytes` is given (else `values` is empty).
-fn convert(
-    dev: &Arc<Device>,
-    stream: Stream,
-    p: &DeviceCsr,
-    value_bytes: Option<usize>,
-) -> Result<Option<Imported>> {
     let base = p.base.offset();
-    let util = || dev.module(&KernelSpec::new(&kernels::UTIL, &[])?);
     let t0 = std::time::Instant::now();
     // Eight blocks of 256 per SM fill it; more blocks only add same-address atomics at the end.
     let grid = |n: usize| {
         n.div_ceil(BLOCK as usize)
             .clamp(1, 8 * dev.sm_count().max(1) as usize)
     };
-    let Some(value_bytes) = value_bytes else {
-        // Inspecting: one kernel whose status words are the device's scratch memory, which it
-        // leaves zero (no allocation, no clearing, no free); one read-back.
-        let mut scratch = dev.scratch()?;
-        let mut status = [0u64; STATUS];
-        if p.rows > 0 {
-            let which = p.is64 as usize;
-            if scratch.inspect[which].is_none() {
-                let f = util()?.function(["util_inspect_i32", "util_inspect_i64"][which])?;
-                let resident = f.resident_blocks(dev, BLOCK);
-                scratch.inspect[which] = Some((f, resident));
-            }
-            let Some((inspect_fn, resident)) = scratch.inspect[which].clone() else {
-                unreachable!("looked up above")
-            };
-            if !scratch.zero {
-                // First use, or a use that failed half-way: cleared on this stream (a
-                // synchronous memset would break another thread's graph capture).
-                DeviceBuffer::borrowed(dev, scratch.addr, SCRATCH_WORDS * 8).zero(stream)?;
-            }
-            let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
-            let args = KernelArgs::new()
-                .push(p.rows as i64)
-                .push(p.nnz as i64)
-                .push(p.cols as i64)
-                .push(base)
-                .push(tiles as i64)
-                .push(p.row_ptr)
-                .push(p.col_ind)
-                .push(scratch.addr);
-            // The scratch words are no longer known to be zero until the read-back succeeds.
-            scratch.zero = false;
-            // As many blocks as are resident at once (each takes its tiles in turn): a second
-            // wave would start late with as many tiles as the first.
-            let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
-            // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long
-            // long base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long
-            // long* status): the caller checked row_ptr for rows + 1 and col_ind for nnz
-            // indices of that width; the kernel reads col_ind only within 0..nnz; status is
-            // the scratch memory (SCRATCH_WORDS words, zero), held by this guard until the
-            // read-back.
-            unsafe { launch(dev, &inspect_fn, blocks, BLOCK, stream, args) }?;
-            let t1 = std::time::Instant::now();
-            let mut result = [0u64; STATUS];
-            copy_to_host(
-                dev,
-                stream,
-                scratch.addr + (STATUS as u64 + 1) * 8,
-                &mut result,
-            )?;
-            scratch.zero = true;
-            status = result;
-            crate::backend::trace(2, || {
-                format!(
-                    "inspection of {} rows: launch {:.1} us, read-back {:.1} us",
-                    p.rows,
-                    (t1 - t0).as_secs_f64() * 1e6,
-                    t1.elapsed().as_secs_f64() * 1e6
-                )
-            });
-        }
-        drop(scratch);
-        let none = || DeviceBuffer::borrowed(dev, 0, 0);
-        return decode(
-            dev,
-            stream,
-            p,
-            status,
-            [none(), none(), none()],
-            [0.0, t0.elapsed().as_secs_f64() * 1e3],
-        );
-    };
-    let util = util()?;
+    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
     let rows_fn = util.function("util_import_rows")?;
     let cols_fn = util.function("util_import_cols")?;
     // tessera's three arrays and the kernels' status words: one allocation.
@@ -225,6 +135,84 @@ fn convert(
         t1.elapsed().as_secs_f64() * 1e3,
     ];
     decode(dev, stream, p, status, [row_ptr, col_ind, values], ms)
+}
+
+/// Validates `p` and measures its rows on `stream` (and waits) as [`import`] does, keeping
+/// nothing: for a CSR that tessera reads in place (`GpuCsr::borrowed`). `Ok(None)`: valid, but
+/// some row's columns are not sorted.
+pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Option<RowStats>> {
+    let t0 = std::time::Instant::now();
+    let status = if p.rows > 0 {
+        inspection_status(dev, stream, p)?
+    } else {
+        // No rows to check: decode checks row_ptr[0] and row_ptr[rows] itself.
+        [0; STATUS]
+    };
+    let none = || DeviceBuffer::borrowed(dev, 0, 0);
+    let ms = [0.0, t0.elapsed().as_secs_f64() * 1e3];
+    Ok(decode(dev, stream, p, status, [none(), none(), none()], ms)?.map(|imp| imp.stats))
+}
+
+/// `util_inspect`'s status words for `p` (rows > 0): one kernel whose words are the device's
+/// scratch memory, which it leaves zero (no allocation, no clearing, no free); one read-back.
+fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<[u64; STATUS]> {
+    let t0 = std::time::Instant::now();
+    let mut scratch = dev.scratch()?;
+    let which = p.is64 as usize;
+    let (inspect_fn, resident) = match &scratch.inspect[which] {
+        Some(known) => known.clone(),
+        None => {
+            let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+            let f = util.function(["util_inspect_i32", "util_inspect_i64"][which])?;
+            let known = (f.clone(), f.resident_blocks(dev, BLOCK));
+            scratch.inspect[which] = Some((f, known.1));
+            known
+        }
+    };
+    if !scratch.zero {
+        // First use, or a use that failed half-way: cleared on this stream (a synchronous
+        // memset would break another thread's graph capture).
+        DeviceBuffer::borrowed(dev, scratch.addr, SCRATCH_WORDS * 8).zero(stream)?;
+    }
+    let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
+    let args = KernelArgs::new()
+        .push(p.rows as i64)
+        .push(p.nnz as i64)
+        .push(p.cols as i64)
+        .push(p.base.offset())
+        .push(tiles as i64)
+        .push(p.row_ptr)
+        .push(p.col_ind)
+        .push(scratch.addr);
+    // The scratch words are no longer known to be zero until the read-back succeeds.
+    scratch.zero = false;
+    // As many blocks as are resident at once (each takes its tiles in turn): a second wave
+    // would start late with as many tiles as the first.
+    let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
+    // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long long
+    // base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long long* status):
+    // the caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
+    // kernel reads col_ind only within 0..nnz; status is the scratch memory (SCRATCH_WORDS
+    // words, zero), held by this guard until the read-back.
+    unsafe { launch(dev, &inspect_fn, blocks, BLOCK, stream, args) }?;
+    let t1 = std::time::Instant::now();
+    let mut status = [0u64; STATUS];
+    copy_to_host(
+        dev,
+        stream,
+        scratch.addr + (STATUS as u64 + 1) * 8,
+        &mut status,
+    )?;
+    scratch.zero = true;
+    crate::backend::trace(2, || {
+        format!(
+            "inspection of {} rows: launch {:.1} us, read-back {:.1} us",
+            p.rows,
+            (t1 - t0).as_secs_f64() * 1e6,
+            t1.elapsed().as_secs_f64() * 1e6
+        )
+    });
+    Ok(status)
 }
 
 /// The outcome of an import or an inspection from its status words: the first error in the
