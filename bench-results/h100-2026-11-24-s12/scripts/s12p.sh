@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 12, run P (final code): the inspection test (aligned and unaligned col_ind) and its
+# Session 12, run P (final code; again as run Q after the review): the inspection test (aligned and unaligned col_ind) and its
 # memcheck, the borrowed tests.
 cd "$(dirname "$0")/.."
 rm -rf gpu-bundle; tar -xJf gpu-carry/gb.tar.xz
