@@ -30,3 +30,22 @@ __device__ __forceinline__ T tessera_ro_load(const T *p) {
 
 // Instantiate M(type, suffix) for every value type tessera computes in.
 #define TESSERA_INSTANTIATE(M) M(float, f32) M(double, f64)
+
+// The gate of a product over arrays whose check (util_inspect, earlier on the same stream) had
+// not reported when the product was launched (src/matrix/check.rs): `gate` is the check's
+// verdict word, 1 when the arrays are malformed, 0 when they are sound; NULL for arrays known to
+// be sound. A gated kernel that finds 1 reads nothing of the matrix and fills y[0, n) with NaN
+// (every block takes its grid-stride share), so a product over bad arrays neither faults nor
+// leaves a plausible y; the next call on the matrix reports the check's error.
+template <typename T>
+__device__ __forceinline__ bool tessera_gated(const unsigned *gate, long long n, T *y) {
+    if (gate == nullptr || *gate == 0u) {
+        return false;
+    }
+    const T nan = (T)__int_as_float(0x7fc00000);
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        y[i] = nan;
+    }
+    return true;
+}

@@ -59,6 +59,10 @@
 // flagged warps look the next non-empty row up in row_ptr instead of adding 1. Empty rows get
 // 0 in the output buffer, so their y becomes beta*y.
 //
+// Gates: every kernel takes `gate` (NULL, or the verdict word of a check still running when the
+// product was launched) and the product kernels `n` (y's length): see tessera_gated in
+// common.cuh. hola_row_starts and hola_prescale return at once when the gate is shut.
+//
 // Defines: THREADS (threads per block: 128, 256, 512), NPT (non-zeros per thread: 4, 8),
 // SORT (1: sort each thread's column ids before gathering x, §3.2 "odd-even merge"; 0: off).
 // Float atomics make the result order-dependent: not bitwise reproducible.
@@ -86,7 +90,11 @@
 // ---------------------------------------------------------------------------------------------
 // Alg. 2: block row starts, one thread per row.
 extern "C" __global__ void hola_row_starts(int rows, int nblocks, const int *__restrict__ row_ptr,
-                                           int *__restrict__ starts) {
+                                           int *__restrict__ starts,
+                                           const unsigned *__restrict__ gate) {
+    if (gate != nullptr && *gate != 0u) {
+        return; // malformed arrays (tessera_gated): the products fill y with NaN
+    }
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t == 0) {
         starts[0] = 0;
@@ -718,27 +726,32 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
 
 #define HOLA_ENTRY(T, S)                                                                       \
     extern "C" __global__ void hola_prescale_##S(int nblocks, const int *__restrict__ row_ptr, \
-                                                 const int *__restrict__ starts, T *y, T beta) { \
+                                                 const int *__restrict__ starts, T *y, T beta,  \
+                                                 const unsigned *__restrict__ gate) {           \
+        if (gate != nullptr && *gate != 0u) return;                                            \
         hola_prescale<T>(nblocks, row_ptr, starts, y, beta);                                   \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_##S(                       \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count) {                                         \
+        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
+        if (tessera_gated(gate, n, y)) return;                                                 \
         hola_spmv<T, false>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,  \
                             carry, count);                                                     \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_carry_##S(                 \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count) {                                         \
+        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
+        if (tessera_gated(gate, n, y)) return;                                                 \
         hola_spmv<T, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,   \
                            carry, count);                                                      \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmvt_##S(                      \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha) {                                                                       \
+        T *y, T alpha, const unsigned *__restrict__ gate, int n) {                             \
+        if (tessera_gated(gate, n, y)) return;                                                 \
         hola_spmvt<T>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha);            \
     }
 TESSERA_INSTANTIATE(HOLA_ENTRY)

@@ -186,10 +186,13 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 //   ranges of a tile cover about the same part of col_ind, so the row pass's reads of it mostly
 //   hit what the entry pass brings into L2; a skewed matrix costs locality, never balance (each
 //   tile has its share of the entries). Each thread keeps UTIL_INSPECT_UNROLL loads in flight.
-// status: words [0, 11) as util_import_*'s (they accumulate here), [11] the blocks done, [12,
-//   23) the result. The accumulators and the counter are zero at the start and the kernel
-//   leaves them zero: the last block to finish moves them into the result (atomicExch), so the
-//   caller neither clears nor allocates anything.
+// status: words [0, 11) as util_import_*'s (they accumulate here), [11] the blocks done. They
+//   are zero at the start and the kernel leaves them zero: the last block to finish moves them
+//   into `result` (11 words; device memory, or mapped page-locked host memory that the host
+//   reads once the kernel is done), so the caller neither clears nor allocates anything. That
+//   block also writes `verdict` (when not NULL): 1 when the arrays are malformed or a row's
+//   columns are unsorted, else 0: the gate of the products launched before the host has read
+//   the result (tessera_gated in common.cuh).
 #define UTIL_INSPECT_UNROLL 8
 
 // I: the caller's index type; N: the unsigned type of positions (rows and entries fit it: int32
@@ -201,7 +204,9 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                                              long long base_, long long tiles,
                                              const I *__restrict__ row_ptr,
                                              const I *__restrict__ col_ind,
-                                             unsigned long long *__restrict__ status) {
+                                             unsigned long long *__restrict__ status,
+                                             unsigned long long *__restrict__ result,
+                                             unsigned *__restrict__ verdict) {
     const int U = UTIL_INSPECT_UNROLL;
     const N rows = (N)rows_, nnz = (N)nnz_;
     const I base = (I)base_, cols = (I)cols_;
@@ -310,10 +315,20 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
         is_last = atomicAdd(&status[11], 1ull) == gridDim.x - 1;
     }
     __syncthreads();
-    if (is_last && threadIdx.x < 12) {
+    if (!is_last) {
+        return;
+    }
+    __shared__ unsigned long long fin[12];
+    if (threadIdx.x < 12) {
         __threadfence();
         const unsigned long long w = atomicExch(&status[threadIdx.x], 0ull);
-        if (threadIdx.x < 11) status[12 + threadIdx.x] = w;
+        fin[threadIdx.x] = w;
+        if (threadIdx.x < 11) result[threadIdx.x] = w;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && verdict != nullptr) {
+        // A bad row or entry, row_ptr[0] or row_ptr[rows] wrong, or a descent inside a row.
+        *verdict = (fin[0] | fin[1] | fin[9] | fin[10]) != 0 || fin[2] != fin[3] ? 1u : 0u;
     }
 }
 
@@ -321,15 +336,20 @@ extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long 
                                             long long base, long long tiles,
                                             const int *__restrict__ row_ptr,
                                             const int *__restrict__ col_ind,
-                                            unsigned long long *__restrict__ status) {
-    util_inspect<int, unsigned>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status);
+                                            unsigned long long *__restrict__ status,
+                                            unsigned long long *__restrict__ result,
+                                            unsigned *__restrict__ verdict) {
+    util_inspect<int, unsigned>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status, result,
+                                verdict);
 }
 
 extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long long cols,
                                             long long base, long long tiles,
                                             const long long *__restrict__ row_ptr,
                                             const long long *__restrict__ col_ind,
-                                            unsigned long long *__restrict__ status) {
+                                            unsigned long long *__restrict__ status,
+                                            unsigned long long *__restrict__ result,
+                                            unsigned *__restrict__ verdict) {
     util_inspect<long long, unsigned long long>(rows, nnz, cols, base, tiles, row_ptr, col_ind,
-                                                status);
+                                                status, result, verdict);
 }

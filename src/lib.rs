@@ -25,7 +25,9 @@ pub use error::{Error, Result};
 pub use handle::Handle;
 #[doc(hidden)]
 pub use matrix::running_builds;
-pub use matrix::{AnyMatrix, BackgroundStatus, BorrowedWrites, CreatePath, Matrix, MatrixInfo};
+pub use matrix::{
+    deferred_checks, AnyMatrix, BackgroundStatus, BorrowedWrites, CreatePath, Matrix, MatrixInfo,
+};
 pub use scalar::Scalar;
 pub use types::{
     Algorithm, BackendKind, IndexBase, IndexType, Operation, Status, Tuning, ValueType,

@@ -355,18 +355,20 @@ pub unsafe extern "C" fn tessera_create_csr_borrowed(
                 "tessera_create_csr_borrowed reads the arrays in place, but {host} is not device or managed memory (tessera_create_csr copies host arrays)"
             )));
         };
-        let m = match vt {
-            ValueType::F32 => {
+        // Checked on the device; waited for now only with TESSERA_CHECK=sync (otherwise a
+        // malformed matrix's error comes from the first call that reads the check's outcome).
+        let m = match (vt, crate::matrix::deferred_checks()) {
+            (ValueType::F32, true) => Matrix::borrow_device_deferred(h, &p)?.map(AnyMatrix::F32),
+            (ValueType::F64, true) => Matrix::borrow_device_deferred(h, &p)?.map(AnyMatrix::F64),
+            (ValueType::F32, false) => {
                 Matrix::borrow_device(h, &p, BorrowedWrites::Announced)?.map(AnyMatrix::F32)
             }
-            ValueType::F64 => {
+            (ValueType::F64, false) => {
                 Matrix::borrow_device(h, &p, BorrowedWrites::Announced)?.map(AnyMatrix::F64)
             }
         };
         let Some(m) = m else {
-            return Err(Error::NotSupported(
-                "the columns of some row are not sorted: a matrix read in place needs them sorted (tessera_create_csr sorts a copy)".into(),
-            ));
+            return Err(crate::matrix::unsorted());
         };
         // SAFETY: checked by ptr::out; writable by the caller's contract.
         unsafe { ptr::write(A, ptr::new_matrix(m)) };

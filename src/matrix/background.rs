@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::methods;
 use crate::types::Algorithm;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard};
 use std::time::Instant;
 
 /// A method form and the algorithm it implements.
@@ -68,6 +68,9 @@ struct Shared<M> {
     /// Set (under `state`'s lock, then `changed` notified) when the job has returned, whatever
     /// it did: a canceller that must wait for it waits for this.
     ended: AtomicBool,
+    /// Set by the product that swaps the form in or finds the build failed or cancelled: the
+    /// forms' next build, if any, may swap in then.
+    done: AtomicBool,
     changed: Condvar,
 }
 
@@ -183,6 +186,7 @@ impl<M: Send + 'static> Background<M> {
             finished: AtomicBool::new(false),
             go: AtomicBool::new(after == 0),
             ended: AtomicBool::new(false),
+            done: AtomicBool::new(false),
             changed: Condvar::new(),
         });
         let worker = shared.clone();
@@ -364,12 +368,15 @@ impl<M> Drop for Background<M> {
 }
 
 /// The method forms of an analyzed matrix: the one that runs, the ones a swap retired (kept
-/// for graphs that captured them), and the one being built in the background.
+/// for graphs that captured them), and the ones being built in the background, which swap in
+/// in their order (a matrix whose check was deferred gets two at its first product after the
+/// check: the light method its statistics choose, then the heavy format).
 #[derive(Debug)]
 pub(super) struct Forms<M> {
     running: RwLock<Running<M>>,
     retired: Mutex<Vec<Running<M>>>,
-    background: Option<Background<M>>,
+    /// Set once: at analyze, or at the product that reads a deferred check's outcome.
+    background: OnceLock<Vec<Background<M>>>,
     /// Products so far (counted while a background build is pending).
     products: AtomicU64,
 }
@@ -380,15 +387,21 @@ impl<M: Send + 'static> Forms<M> {
         Forms {
             running: RwLock::new(Running { algorithm, method }),
             retired: Mutex::new(Vec::new()),
-            background: None,
+            background: OnceLock::new(),
             products: AtomicU64::new(0),
         }
     }
 
     /// Adds a background build to swap in when it is ready.
-    pub(super) fn with_background(mut self, bg: Background<M>) -> Self {
-        self.background = Some(bg);
+    pub(super) fn with_background(self, bg: Background<M>) -> Self {
+        let _ = self.background.set(vec![bg]);
         self
+    }
+
+    /// Adds background builds to a matrix that has none (the forms a deferred check's outcome
+    /// chooses), to swap in in this order; false (and nothing added) if it has some.
+    pub(super) fn add_backgrounds(&self, bgs: Vec<Background<M>>) -> bool {
+        self.background.set(bgs).is_ok()
     }
 
     /// The running form, for a product (the read side: a swap waits for no product, and a
@@ -402,13 +415,19 @@ impl<M: Send + 'static> Forms<M> {
     /// generation is no longer the one it was built from; `Ok(false)` from it: not now). Never
     /// blocks: if another thread holds what it needs, the next product tries again.
     pub(super) fn poll(&self, values_gen: u64, refresh: impl FnOnce(&mut M) -> Result<bool>) {
-        let Some(bg) = &self.background else {
+        let Some(bgs) = self.background.get() else {
             return;
         };
         let n = self.products.fetch_add(1, Ordering::Relaxed);
-        if n + 1 >= bg.after && !bg.shared.go.load(Ordering::Relaxed) {
-            bg.start();
+        for bg in bgs {
+            if n + 1 >= bg.after && !bg.shared.go.load(Ordering::Relaxed) {
+                bg.start();
+            }
         }
+        // The first build not done yet, if it has finished: later ones wait for it.
+        let Some(bg) = bgs.iter().find(|b| !b.shared.done.load(Ordering::Acquire)) else {
+            return;
+        };
         if !bg.shared.finished.load(Ordering::Acquire) {
             return;
         }
@@ -423,10 +442,21 @@ impl<M: Send + 'static> Forms<M> {
 
     /// Waits for the background build to finish, then swaps it in as [`Forms::poll`] does,
     /// waiting for products in flight on other threads if need be.
-    pub(super) fn finish(&self, values_gen: u64, refresh: impl FnOnce(&mut M) -> Result<bool>) {
-        let Some(bg) = &self.background else {
+    pub(super) fn finish(&self, values_gen: u64, refresh: impl Fn(&mut M) -> Result<bool>) {
+        let Some(bgs) = self.background.get() else {
             return;
         };
+        for bg in bgs {
+            self.finish_one(bg, values_gen, &refresh);
+        }
+    }
+
+    fn finish_one(
+        &self,
+        bg: &Background<M>,
+        values_gen: u64,
+        refresh: impl FnOnce(&mut M) -> Result<bool>,
+    ) {
         bg.start();
         {
             let mut st = bg.shared.lock();
@@ -460,6 +490,10 @@ impl<M: Send + 'static> Forms<M> {
     ) {
         // Failed (kept for info), already swapped, or (finish on a dropped race) not ready.
         if !matches!(*st, State::Ready { .. }) {
+            if !matches!(*st, State::Waiting { .. } | State::Fetch | State::Host | State::Device) {
+                bg.shared.finished.store(false, Ordering::Release);
+                bg.shared.done.store(true, Ordering::Release);
+            }
             return;
         }
         let State::Ready { mut method, ms } = std::mem::replace(&mut *st, State::Cancelled) else {
@@ -481,6 +515,7 @@ impl<M: Send + 'static> Forms<M> {
                         "refreshing its values after update_values failed: {}",
                         e.detail()
                     ));
+                    bg.shared.done.store(true, Ordering::Release);
                     // Not dropped here (a product must not free device memory): kept until
                     // the matrix is destroyed or analyzed again.
                     self.retire(Running {
@@ -492,6 +527,7 @@ impl<M: Send + 'static> Forms<M> {
             }
         }
         *st = State::Swapped { products, ms };
+        bg.shared.done.store(true, Ordering::Release);
         let old = std::mem::replace(
             &mut *running,
             Running {
@@ -528,7 +564,7 @@ impl<M: Send + 'static> Forms<M> {
             .iter()
             .map(|r| bytes(&r.method))
             .sum::<usize>();
-        if let Some(bg) = &self.background {
+        for bg in self.background.get().into_iter().flatten() {
             if let State::Ready { method, .. } = &*bg.shared.lock() {
                 n += bytes(method);
             }
@@ -536,9 +572,16 @@ impl<M: Send + 'static> Forms<M> {
         n
     }
 
-    /// Where the background build stands.
+    /// Where the background build stands: the first not swapped in yet, else the last.
     pub(super) fn status(&self) -> BackgroundStatus {
-        let Some(bg) = &self.background else {
+        let Some(bgs) = self.background.get() else {
+            return BackgroundStatus::None;
+        };
+        let Some(bg) = bgs
+            .iter()
+            .find(|b| !matches!(*b.shared.lock(), State::Swapped { .. }))
+            .or(bgs.last())
+        else {
             return BackgroundStatus::None;
         };
         let target = bg.target;

@@ -4,6 +4,7 @@
 
 mod background;
 mod borrowed;
+mod check;
 mod create;
 mod spawn;
 mod workers;
@@ -13,6 +14,8 @@ pub use workers::running_builds;
 
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
+pub use check::deferred_checks;
+pub(crate) use check::unsorted;
 pub use create::CreatePath;
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -74,6 +77,8 @@ struct Analysis {
 struct Gpu<T: Scalar> {
     forms: Forms<Box<dyn GpuMethod<T>>>,
     csr: Arc<GpuCsr<T>>,
+    /// A provisional analysis, made while the borrowed create's check ran (check.rs).
+    provisional: Option<check::Provisional>,
 }
 
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).
@@ -108,6 +113,10 @@ pub struct Matrix<T: Scalar> {
     /// A matrix over the caller's arrays whose caller may rewrite them without a call
     /// ([`BorrowedWrites::Unannounced`]): it runs only methods that read them at product time.
     unannounced_writes: bool,
+    /// The borrowed create's check, queued and not waited for (check.rs): kept while a form
+    /// gated by it may run (until destroy or the next analyze). Declared last: it is dropped
+    /// after the forms, when their kernels are done.
+    check: Option<crate::backend::cuda::check::DeferredCheck>,
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -140,6 +149,7 @@ impl<T: Scalar> Matrix<T> {
             values_failed: None,
             values_gen: 0,
             unannounced_writes: false,
+            check: None,
         }
     }
 
@@ -159,6 +169,7 @@ impl<T: Scalar> Matrix<T> {
     /// handle's stream).
     pub fn csr(&mut self, handle: &Handle) -> Result<Arc<Csr<T>>> {
         self.check_handle(handle)?;
+        self.settle_check(handle, true)?;
         self.host_csr(handle)
     }
 
@@ -198,7 +209,7 @@ impl<T: Scalar> Matrix<T> {
 
     /// Row statistics.
     pub fn stats(&self) -> &RowStats {
-        &self.stats
+        self.checked_stats().unwrap_or(&self.stats)
     }
 
     /// Chooses a method (AUTO) or takes the requested one, picks its parameters (by its fixed
@@ -214,6 +225,9 @@ impl<T: Scalar> Matrix<T> {
     /// the device whose rows are all about as long, which it builds here on the device.
     pub fn analyze(&mut self, handle: &Handle, alg: Algorithm, tuning: Tuning) -> Result<()> {
         self.check_handle(handle)?;
+        if self.analyze_before_check(handle, alg, tuning)? {
+            return Ok(());
+        }
         if self.reads_arrays_only() {
             return self.analyze_borrowed(handle, alg, tuning);
         }
@@ -344,6 +358,8 @@ impl<T: Scalar> Matrix<T> {
         self.host = None;
         self.gpu = None;
         self.values_failed = None;
+        // No form gated by a check is left: its slot goes back (its outcome was kept).
+        self.check = None;
         let deterministic = handle.deterministic();
         let host_csr = self.csr.clone();
         let req = Request {
@@ -377,9 +393,15 @@ impl<T: Scalar> Matrix<T> {
             }
             // The worker starts first: its host half runs while the light method is set up.
             let bg = match later {
-                Some((target, gate, after)) => {
-                    Some(self.spawn_gpu(dev, &csr, target, deterministic, gate, after)?)
-                }
+                Some((target, gate, after)) => Some(self.spawn_gpu(
+                    dev,
+                    &csr,
+                    target,
+                    self.stats,
+                    deterministic,
+                    gate,
+                    after,
+                )?),
                 None => None,
             };
             let method = if timed {
@@ -395,7 +417,11 @@ impl<T: Scalar> Matrix<T> {
             if let Some(bg) = bg {
                 forms = forms.with_background(bg);
             }
-            self.gpu = Some(Gpu { forms, csr });
+            self.gpu = Some(Gpu {
+                forms,
+                csr,
+                provisional: None,
+            });
         } else {
             let bg = match (later, host_csr.clone()) {
                 (Some((target, gate, after)), Some(csr)) => {
@@ -441,8 +467,12 @@ impl<T: Scalar> Matrix<T> {
     pub fn finish_background(&self, handle: &Handle) -> Result<()> {
         self.check_handle(handle)?;
         self.analysis()?;
-        if let Some(gpu) = &self.gpu {
+        if let (Some(gpu), Some(dev)) = (&self.gpu, handle.cuda()) {
             let stream = handle.cuda_stream();
+            if let Some(c) = &self.check {
+                c.wait(stream);
+                self.check_at_product(dev, stream, gpu)?;
+            }
             gpu.forms.finish(self.values_gen, |m| {
                 m.refresh_values(&gpu.csr, stream).map(|_| true)
             });
@@ -598,6 +628,9 @@ impl<T: Scalar> Matrix<T> {
         let sz = std::mem::size_of::<T>();
         handle.check_device_vector(y, yl * sz, "y")?;
         let stream = handle.cuda_stream();
+        // A check still running orders this product after it; one that has reported gives its
+        // error, or starts AUTO's real choice (check.rs).
+        self.check_at_product(dev, stream, gpu)?;
         if alpha == T::ZERO {
             return if beta == T::ONE {
                 Ok(())
@@ -630,6 +663,7 @@ impl<T: Scalar> Matrix<T> {
     pub fn update_values(&mut self, handle: &Handle, values: &[T]) -> Result<()> {
         self.check_handle(handle)?;
         self.refuse_if_borrowed()?;
+        self.settle_check(handle, true)?;
         match &mut self.csr {
             Some(c) => Arc::make_mut(c).set_values_from_input(values)?,
             None => crate::csr::check_values_len(values.len(), self.stats.nnz)?,
@@ -667,6 +701,7 @@ impl<T: Scalar> Matrix<T> {
     pub fn update_values_device(&mut self, handle: &Handle, values: u64) -> Result<()> {
         self.check_handle(handle)?;
         self.refuse_if_borrowed()?;
+        self.settle_check(handle, true)?;
         let Some(dev) = handle.cuda() else {
             return Err(Error::InvalidValue(
                 "update_values_device needs a CUDA handle; the host backend takes a host slice"

@@ -18,11 +18,13 @@ impl<T: Scalar> Matrix<T> {
     /// the worker's own, waited for there; or, for a matrix kept on the device and a format that
     /// builds there ([`methods::needs_host_csr`] false: BRC's ELL form of even rows), nothing
     /// on the host and the format built on the device on that stream.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn spawn_gpu(
         &self,
         dev: &Arc<cuda::Device>,
         gcsr: &Arc<GpuCsr<T>>,
         target: Algorithm,
+        stats: RowStats,
         deterministic: bool,
         gate: Option<std::sync::mpsc::Receiver<()>>,
         after: u64,
@@ -37,7 +39,7 @@ impl<T: Scalar> Matrix<T> {
             OnDevice,
         }
         type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
-        let (present, stats) = (self.csr.clone(), self.stats);
+        let present = self.csr.clone();
         let sm = dev.sm_count();
         // A format that builds on the device from the device CSR (BRC's ELL form of even
         // rows) of a matrix kept there: nothing to fetch.

@@ -54,6 +54,8 @@ pub(crate) struct Scratch {
     /// blocks fit on an SM, looked up at the first inspection (each lookup is a driver call on
     /// a borrowed create's path).
     pub(crate) inspect: [Option<(Function, usize)>; 2],
+    /// The deferred checks' slots, made at the first ([`super::check`]).
+    pub(crate) checks: Option<super::check::CheckSlab>,
 }
 
 /// Bytes of [`Device::scratch`].
@@ -402,6 +404,11 @@ impl Drop for Device {
             let g = self.scratch.get_mut().unwrap_or_else(|p| p.into_inner());
             // The cached inspection kernels' module unloads here, while the context lives.
             g.inspect = [None, None];
+            if let Some(mut slab) = g.checks.take() {
+                if let Ok(_c) = CtxGuard::enter(self.ctx) {
+                    slab.release();
+                }
+            }
             g.addr
         };
         let spare = std::mem::take(

@@ -5,8 +5,13 @@
 //! checking them there. Columns unsorted within a row are reported, not sorted: the caller
 //! then takes the host path, which sorts.
 
+use super::check::{CheckSlab, DeferredCheck};
+use super::device::Scratch;
 use super::kernels::{self, KernelSpec};
-use super::{copy_to_device, copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use super::{
+    copy_to_device, copy_to_host, launch, Device, DeviceBuffer, Event, Function, KernelArgs,
+    Stream,
+};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::types::IndexBase;
@@ -54,9 +59,11 @@ pub struct Imported {
 /// Threads per block of the import kernels (at most kernels/util.cu's UTIL_IMPORT_WARPS warps).
 const BLOCK: u32 = 256;
 /// Status words of the kernels (kernels/util.cu).
-const STATUS: usize = 11;
+pub(super) const STATUS: usize = 11;
 /// The inspection's words: the accumulators, the blocks done, the result (kernels/util.cu).
 const SCRATCH_WORDS: usize = 2 * STATUS + 1;
+/// Where the result starts in the scratch words.
+const RESULT_AT: u64 = (STATUS as u64 + 1) * 8;
 const _: () = assert!(SCRATCH_WORDS * 8 <= super::device::SCRATCH_BYTES);
 
 /// How many tiles `util_inspect` cuts a matrix into: each at most 1,024 rows and 4,096 entries
@@ -141,16 +148,13 @@ pub fn import(
 /// nothing: for a CSR that tessera reads in place (`GpuCsr::borrowed`). `Ok(None)`: valid, but
 /// some row's columns are not sorted.
 pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Option<RowStats>> {
-    let t0 = std::time::Instant::now();
     let status = if p.rows > 0 {
         inspection_status(dev, stream, p)?
     } else {
         // No rows to check: decode checks row_ptr[0] and row_ptr[rows] itself.
         [0; STATUS]
     };
-    let none = || DeviceBuffer::borrowed(dev, 0, 0);
-    let ms = [0.0, t0.elapsed().as_secs_f64() * 1e3];
-    Ok(decode(dev, stream, p, status, [none(), none(), none()], ms)?.map(|imp| imp.stats))
+    decode_stats(dev, stream, p, status)
 }
 
 /// `util_inspect`'s status words for `p` (rows > 0): one kernel whose words are the device's
@@ -158,51 +162,21 @@ pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Optio
 fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<[u64; STATUS]> {
     let t0 = std::time::Instant::now();
     let mut scratch = dev.scratch()?;
-    let which = p.is64 as usize;
-    let (inspect_fn, resident) = match &scratch.inspect[which] {
-        Some(known) => known.clone(),
-        None => {
-            let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
-            let f = util.function(["util_inspect_i32", "util_inspect_i64"][which])?;
-            let known = (f.clone(), f.resident_blocks(dev, BLOCK));
-            scratch.inspect[which] = Some((f, known.1));
-            known
-        }
-    };
+    let (inspect_fn, resident) = inspect_kernel(dev, &mut scratch, p.is64)?;
     if !scratch.zero {
         // First use, or a use that failed half-way: cleared on this stream (a synchronous
         // memset would break another thread's graph capture).
         DeviceBuffer::borrowed(dev, scratch.addr, SCRATCH_WORDS * 8).zero(stream)?;
     }
-    let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
-    let args = KernelArgs::new()
-        .push(p.rows as i64)
-        .push(p.nnz as i64)
-        .push(p.cols as i64)
-        .push(p.base.offset())
-        .push(tiles as i64)
-        .push(p.row_ptr)
-        .push(p.col_ind)
-        .push(scratch.addr);
     // The scratch words are no longer known to be zero until the read-back succeeds.
     scratch.zero = false;
-    // As many blocks as are resident at once (each takes its tiles in turn): a second wave
-    // would start late with as many tiles as the first.
-    let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
-    // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long long
-    // base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long long* status):
-    // the caller checked row_ptr for rows + 1 and col_ind for nnz indices of that width; the
-    // kernel reads col_ind only within 0..nnz; status is the scratch memory (SCRATCH_WORDS
-    // words, zero), held by this guard until the read-back.
-    unsafe { launch(dev, &inspect_fn, blocks, BLOCK, stream, args) }?;
+    let words = [scratch.addr, scratch.addr + RESULT_AT, 0];
+    // SAFETY: the accumulators and the result are the scratch memory (SCRATCH_WORDS words,
+    // zero), held by this guard until the read-back; no verdict.
+    unsafe { launch_inspect(dev, stream, p, (&inspect_fn, resident), words) }?;
     let t1 = std::time::Instant::now();
     let mut status = [0u64; STATUS];
-    copy_to_host(
-        dev,
-        stream,
-        scratch.addr + (STATUS as u64 + 1) * 8,
-        &mut status,
-    )?;
+    copy_to_host(dev, stream, scratch.addr + RESULT_AT, &mut status)?;
     scratch.zero = true;
     crate::backend::trace(2, || {
         format!(
@@ -213,6 +187,118 @@ fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result
         )
     });
     Ok(status)
+}
+
+/// `util_inspect_{i32,i64}` for the index width and how many of its blocks fit on an SM,
+/// looked up once per device (kept in its scratch guard).
+fn inspect_kernel(
+    dev: &Arc<Device>,
+    scratch: &mut Scratch,
+    is64: bool,
+) -> Result<(Function, usize)> {
+    let which = is64 as usize;
+    if let Some(known) = &scratch.inspect[which] {
+        return Ok(known.clone());
+    }
+    let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
+    let f = util.function(["util_inspect_i32", "util_inspect_i64"][which])?;
+    let known = (f.clone(), f.resident_blocks(dev, BLOCK));
+    scratch.inspect[which] = Some(known.clone());
+    Ok(known)
+}
+
+/// Launches `util_inspect` over `p` (rows > 0) on `stream` with its words at `[accumulators,
+/// result, verdict]` (device addresses; verdict 0 for none).
+///
+/// # Safety
+/// The accumulators are 12 zero words no other launch in flight uses, the result 11 writable
+/// words, the verdict (if not 0) a writable 32-bit word; `p`'s arrays were checked by the
+/// caller for rows + 1 and nnz indices of their width.
+unsafe fn launch_inspect(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+    (f, resident): (&Function, usize),
+    [status, result, verdict]: [u64; 3],
+) -> Result<()> {
+    let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
+    let args = KernelArgs::new()
+        .push(p.rows as i64)
+        .push(p.nnz as i64)
+        .push(p.cols as i64)
+        .push(p.base.offset())
+        .push(tiles as i64)
+        .push(p.row_ptr)
+        .push(p.col_ind)
+        .push(status)
+        .push(result)
+        .push(verdict);
+    // As many blocks as are resident at once (each takes its tiles in turn): a second wave
+    // would start late with as many tiles as the first.
+    let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
+    // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long long
+    // base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long long* status,
+    // unsigned long long* result, unsigned* verdict): the kernel reads col_ind only within
+    // 0..nnz; the words as this function's contract says.
+    unsafe { launch(dev, f, blocks, BLOCK, stream, args) }
+}
+
+/// Queues the check of `p` on `stream` without waiting for it ([`DeferredCheck`]): the
+/// kernel's result goes to a slot of the device's check slab. `Ok(None)` when there is nothing
+/// to queue (no rows: [`inspect`] checks row_ptr itself) or every slot is taken: the caller
+/// checks synchronously then.
+pub fn inspect_deferred(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+) -> Result<Option<DeferredCheck>> {
+    if p.rows == 0 {
+        return Ok(None);
+    }
+    let t0 = std::time::Instant::now();
+    let mut scratch = dev.scratch()?;
+    let kernel = inspect_kernel(dev, &mut scratch, p.is64)?;
+    if scratch.checks.is_none() {
+        let _c = dev.enter()?;
+        scratch.checks = Some(CheckSlab::new(stream)?);
+    }
+    let Some(slab) = scratch.checks.as_mut() else {
+        return Ok(None);
+    };
+    let Some(slot) = slab.take() else {
+        return Ok(None);
+    };
+    let (status, verdict, result) = slab.addresses(slot);
+    drop(scratch);
+    // A failure from here on keeps the slot out of the free list (its accumulators may not be
+    // zero).
+    let event = Event::for_ordering(dev)?;
+    // SAFETY: the slot's accumulators are zero (the slab was zeroed, and the kernel of its
+    // last check, which has finished, left them zero) and only this check uses them; its
+    // result words and verdict are writable (host memory mapped for the device, device
+    // memory).
+    unsafe { launch_inspect(dev, stream, p, (&kernel.0, kernel.1), [status, result, verdict]) }?;
+    event.record(stream)?;
+    crate::backend::trace(2, || {
+        format!(
+            "deferred inspection of {} rows queued in {:.1} us",
+            p.rows,
+            t0.elapsed().as_secs_f64() * 1e6
+        )
+    });
+    Ok(Some(DeferredCheck::new(dev, slot, event, stream, *p, verdict)))
+}
+
+/// The row statistics from an inspection's result words, as [`inspect`] gives them.
+pub(super) fn decode_stats(
+    dev: &Arc<Device>,
+    stream: Stream,
+    p: &DeviceCsr,
+    status: [u64; STATUS],
+) -> Result<Option<RowStats>> {
+    let none = || DeviceBuffer::borrowed(dev, 0, 0);
+    let imp = decode(dev, stream, p, status, [none(), none(), none()], [0.0; 2])?;
+    Ok(imp.map(|i| i.stats))
 }
 
 /// The outcome of an import or an inspection from its status words: the first error in the

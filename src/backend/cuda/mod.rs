@@ -19,6 +19,7 @@
 //! of the device is).
 pub mod builtin;
 pub mod cache;
+pub mod check;
 pub mod csr;
 mod device;
 #[doc(hidden)]

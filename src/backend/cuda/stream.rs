@@ -149,6 +149,12 @@ pub struct Event {
     spare: bool,
 }
 
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Event({:p})", self.ev)
+    }
+}
+
 /// The most spare ordering events a device keeps.
 const SPARE_EVENTS: usize = 256;
 
@@ -197,6 +203,11 @@ impl Event {
             dev: dev.clone(),
             spare: false,
         })
+    }
+
+    /// The device whose context made the event.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.dev
     }
 
     /// Records the event on `stream`.

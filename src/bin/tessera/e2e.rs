@@ -46,8 +46,9 @@ End to end (CSV columns after params; the table \"end to end\" printed after the
   e2e_host_N_ms = the same from host arrays: Matrix::new on the host CSR arrays, analyze, one product,
       synchronize.
   e2e_borrow_N_ms = the same from device arrays read in place: what tessera_create_csr_borrowed does
-      (the pointer queries, then Matrix::borrow_device: validation and row statistics on the device,
-      no allocation, no copy), analyze, one product, synchronize. cuSPARSE's descriptors read the
+      (the pointer queries, then Matrix::borrow_device_deferred: the check queued on the device, not
+      waited for, no allocation, no copy; Matrix::borrow_device, which waits, with TESSERA_CHECK=sync),
+      analyze (AUTO: HOLA while the check runs), one product, synchronize. cuSPARSE's descriptors read the
       arrays in place too: its baseline here is cuspe2e_N_ms. Host backend: e2e_host_N_ms.
   cuSPARSE rows: e2e_N_ms and e2e_host_N_ms are that algorithm's better pipeline at N, with or
       without cusparseSpMV_preprocess, each pipeline first + (N - 1) * its own steady spmv time
@@ -325,6 +326,9 @@ fn tessera_first_typed<T: Scalar>(
                         Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
                             .map_err(text)?,
                     ),
+                    (_, Source::Borrowed) if tessera::deferred_checks() => {
+                        Matrix::borrow_device_deferred(h, &p).map_err(text)?
+                    }
                     (_, Source::Borrowed) => {
                         Matrix::borrow_device(h, &p, BorrowedWrites::Announced).map_err(text)?
                     }
@@ -370,11 +374,12 @@ fn tessera_first_typed<T: Scalar>(
     let borrow_ms = median_first(|| one(Source::Borrowed))?;
     // Where AUTO builds a format in the background, the product changes along the way: the
     // times to N products are measured by running them (a synchronize at each N of NS).
-    let run = |from: Source| -> Result<Option<[f64; NS.len()]>, String> {
+    // (`force`: measured whether or not this one changes, since another source's does.)
+    let run = |from: Source, force: bool| -> Result<Option<[f64; NS.len()]>, String> {
         h.synchronize().map_err(text)?;
         let t = Instant::now();
         let m = create(from)?;
-        if m.info().background == BackgroundStatus::None {
+        if !force && m.info().background == BackgroundStatus::None && !m.is_provisional() {
             return Ok(None);
         }
         let mut at = [0.0; NS.len()];
@@ -390,11 +395,18 @@ fn tessera_first_typed<T: Scalar>(
         check_device(&dy, stream, &want, tol, "after the background build")?;
         Ok(Some(at))
     };
-    let measured = match (
-        run(Source::Device)?,
-        run(Source::Host)?,
-        run(Source::Borrowed)?,
-    ) {
+    // Read in place, AUTO starts with HOLA while the check runs (then changes); the other
+    // sources change only with a background build.
+    let first = run(Source::Borrowed, false)?;
+    let dev = run(Source::Device, first.is_some())?;
+    let force = first.is_some() || dev.is_some();
+    let host = run(Source::Host, force)?;
+    let borrow = match first {
+        Some(b) => Some(b),
+        None if force => run(Source::Borrowed, true)?,
+        None => None,
+    };
+    let measured = match (dev, host, borrow) {
         (Some(dev), Some(host), Some(borrow)) => Some(Measured { dev, host, borrow }),
         _ => None,
     };

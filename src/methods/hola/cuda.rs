@@ -52,6 +52,7 @@ fn build_starts<T: Scalar>(
     k: &Kernels,
     (p, starts): (Params, &DeviceBuffer),
     ev: Option<&(Event, Event)>,
+    gate: u64,
 ) -> Result<()> {
     let blocks = p.blocks(csr.nnz());
     if starts.bytes() < (blocks + 1) * 4 {
@@ -66,13 +67,17 @@ fn build_starts<T: Scalar>(
         .push(rows as i32)
         .push(blocks as i32)
         .push(rp)
-        .push(starts.addr());
+        .push(starts.addr())
+        .push(gate);
     if let Some(ev) = ev {
         ev.0.record(stream)?;
     }
-    // SAFETY: hola_row_starts(int rows, int nblocks, const int* row_ptr, int* starts):
-    // row_ptr has rows + 1 entries (ours), starts blocks + 1 (allocated above); one thread per
-    // row (at least one thread, which writes starts[0] and starts[nblocks]).
+    // SAFETY: hola_row_starts(int rows, int nblocks, const int* row_ptr, int* starts,
+    // const unsigned* gate): row_ptr has rows + 1 entries (ours, or the caller's: checked, or
+    // gated by `gate`, the verdict word of the check queued before on this stream, which stops
+    // the kernel before it reads them when they are malformed), starts blocks + 1 (allocated
+    // above); one thread per row (at least one thread, which writes starts[0] and
+    // starts[nblocks]).
     unsafe {
         launch(
             dev,
@@ -99,7 +104,7 @@ pub fn row_starts_on_device<T: Scalar>(
 ) -> Result<Vec<i32>> {
     let k = load::<T>(dev, p)?;
     let starts = DeviceBuffer::alloc(dev, (p.blocks(csr.nnz()) + 1) * 4, "HOLA row starts")?;
-    build_starts(dev, stream, csr, &k, (p, &starts), None)?;
+    build_starts(dev, stream, csr, &k, (p, &starts), None, 0)?;
     let mut out = vec![0i32; p.blocks(csr.nnz()) + 1];
     copy_to_host(dev, stream, starts.addr(), &mut out)?;
     Ok(out)
@@ -127,6 +132,9 @@ struct OnDevice {
     starts: DeviceBuffer,
     work: Option<Carry>,
     blocks: usize,
+    /// The verdict word of the check its arrays were still under at analyze (0: none): every
+    /// kernel takes it (`tessera_gated` in kernels/common.cuh).
+    gate: u64,
 }
 
 impl OnDevice {
@@ -136,6 +144,7 @@ impl OnDevice {
         csr: &GpuCsr<T>,
         p: Params,
         ev: Option<&(Event, Event)>,
+        gate: u64,
     ) -> Result<Self> {
         let t0 = std::time::Instant::now();
         let kernels = load::<T>(dev, p)?;
@@ -152,7 +161,7 @@ impl OnDevice {
             "HOLA row starts and carry workspace",
         )?;
         let t2 = std::time::Instant::now();
-        build_starts(dev, stream, csr, &kernels, (p, &starts), ev)?;
+        build_starts(dev, stream, csr, &kernels, (p, &starts), ev, gate)?;
         let t3 = std::time::Instant::now();
         let work = if carry {
             buf.zero(stream)?;
@@ -180,6 +189,7 @@ impl OnDevice {
             starts,
             work,
             blocks,
+            gate,
         })
     }
 
@@ -210,10 +220,12 @@ impl OnDevice {
                 .push(rp)
                 .push(self.starts.addr())
                 .push(y)
-                .push(beta);
+                .push(beta)
+                .push(self.gate);
             // SAFETY: hola_prescale_<T>(int nblocks, const int* row_ptr, const int* starts,
-            // T* y, T beta): starts has nblocks + 1 entries built for this NPB, every entry a
-            // row < rows; y holds rows values (checked by the caller).
+            // T* y, T beta, const unsigned* gate): starts has nblocks + 1 entries built for
+            // this NPB, every entry a row < rows (unless the gate is shut: then the kernel
+            // reads nothing); y holds rows values (checked by the caller).
             unsafe {
                 launch(
                     csr.device(),
@@ -255,10 +267,14 @@ impl OnDevice {
             .push(alpha)
             .push(beta)
             .push(carry)
-            .push(count);
+            .push(count)
+            .push(self.gate)
+            .push(csr.rows() as i32);
         // SAFETY: hola_spmv[_carry]_<T>(int nnz, int nblocks, const int* row_ptr,
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
-        // T beta, T* carry, int* count): the CSR arrays and starts are ours (starts built for
+        // T beta, T* carry, int* count, const unsigned* gate, int n): with the gate shut
+        // (malformed arrays) the kernel only fills y[0, n = rows) with NaN; otherwise the CSR
+        // arrays are sound and starts ours (built for
         // this NPB, with starts[nblocks] = rows); in carry mode carry holds 2*nblocks values and
         // count nblocks counters (one slot of the ring, used by no other launch in flight),
         // zeroed at analyze and left zeroed by every completed launch (the other kernel
@@ -305,10 +321,13 @@ impl OnDevice {
             .push(self.starts.addr())
             .push(x)
             .push(y)
-            .push(alpha);
+            .push(alpha)
+            .push(self.gate)
+            .push(csr.cols() as i32);
         // SAFETY: hola_spmvt_<T>(int nnz, int nblocks, const int* row_ptr,
-        // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha):
-        // as for hola_spmv, with x holding rows and y cols values (checked by the caller).
+        // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
+        // const unsigned* gate, int n): as for hola_spmv, with x holding rows and y n = cols
+        // values (checked by the caller).
         unsafe {
             launch(
                 csr.device(),
@@ -354,7 +373,7 @@ impl<T: Scalar> HolaGpu<T> {
             None => {
                 // Queued on the stream, not waited for (analyze waits once for everything):
                 // the first product follows without a round trip of its own.
-                let r = OnDevice::new(dev, stream, csr, fixed, None)?;
+                let r = OnDevice::new(dev, stream, csr, fixed, None, 0)?;
                 let text = format!(
                     "{fixed} blocks={}{} (fixed rule, 3.1)",
                     r.blocks,
@@ -392,7 +411,7 @@ impl<T: Scalar> HolaGpu<T> {
             &mut tuner,
             None,
             cands.iter().copied(),
-            |&p| OnDevice::new(dev, stream, csr, p, None).map(Some),
+            |&p| OnDevice::new(dev, stream, csr, p, None, 0).map(Some),
             |r, _, x, y| r.spmv(csr, stream, T::ONE, x, T::ZERO, y),
         )?
         .ok_or_else(|| Error::Internal("HOLA tuning had no candidate".into()))?;
@@ -413,6 +432,30 @@ impl<T: Scalar> HolaGpu<T> {
             picked.first_ms
         );
         Ok((r, text))
+    }
+
+    /// HOLA with parameters `p` over arrays whose check is still running (the borrowed
+    /// create's deferred check, `crate::matrix`): every kernel reads the check's verdict word
+    /// at `gate` (device memory, written by the check earlier on `stream`) and, when it says
+    /// the arrays are malformed, reads nothing of them and fills y with NaN.
+    pub fn prepare_gated(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        p: Params,
+        gate: u64,
+    ) -> Result<Self> {
+        let ready = OnDevice::new(dev, stream, csr, p, None, gate)?;
+        let text = format!(
+            "{p} blocks={}{} (while the arrays' check runs: parameters from the mean row length alone)",
+            ready.blocks,
+            if ready.work.is_some() { " carry" } else { "" }
+        );
+        Ok(HolaGpu {
+            ready,
+            text,
+            _t: PhantomData,
+        })
     }
 
     /// The parameters in use.

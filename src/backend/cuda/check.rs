@@ -1,0 +1,281 @@
+//! The check of a caller's CSR read in place, queued and not waited for: `util_inspect` runs on
+//! the caller's stream, writes its result into page-locked host memory and its verdict into
+//! device memory, and the host reads the result when it next needs it ([`DeferredCheck`]).
+//! Products launched before then read the verdict on the device (`tessera_gated` in
+//! kernels/common.cuh). What `tessera_create_csr_borrowed` does (`crate::matrix`'s check.rs
+//! says when the result is read and what a malformed matrix then reports).
+//!
+//! Each check takes a slot of the device's check slab (one allocation of device memory and one
+//! of mapped page-locked host memory, made at the first deferred check and freed with the
+//! device): the kernel's accumulators and verdict in device memory, its result words in host
+//! memory. The kernel leaves its accumulators zero, so a slot goes back to the free list once
+//! its kernel has run; with every slot taken a create checks synchronously instead.
+
+use super::import::{self, DeviceCsr};
+use super::{check, Device, Event, Stream};
+use crate::csr::RowStats;
+use crate::error::{Error, Result};
+use cudarc::driver::sys;
+use std::sync::{Arc, OnceLock};
+
+/// Slots of a device's check slab: checks whose matrix is alive at once.
+pub(crate) const SLOTS: usize = 1024;
+/// Words of a slot: 12 accumulators (kernels/util.cu), then the verdict (a 32-bit word).
+const SLOT_WORDS: usize = 16;
+/// Word of the verdict in a device slot.
+const VERDICT_WORD: usize = 12;
+/// Words of a slot's result in host memory (11 used).
+const RESULT_WORDS: usize = 16;
+
+/// A device's check slab: `SLOTS` slots of device memory (zeroed once) and of mapped
+/// page-locked host memory, and the free ones. Raw handles: owned by the [`Device`] and freed
+/// by it ([`CheckSlab::release`]) while its context lives.
+#[derive(Debug)]
+pub(crate) struct CheckSlab {
+    dev: sys::CUdeviceptr,
+    host: *mut u64,
+    host_dev: sys::CUdeviceptr,
+    free: Vec<u32>,
+}
+
+// SAFETY: device and page-locked allocations are process-wide; the slab is used under the
+// device's scratch mutex.
+unsafe impl Send for CheckSlab {}
+
+impl CheckSlab {
+    /// Allocates the slab and zeroes its device half on `stream`, waiting for it (once per
+    /// device). The context must be current.
+    pub(crate) fn new(stream: Stream) -> Result<CheckSlab> {
+        let mut slab = CheckSlab {
+            dev: 0,
+            host: std::ptr::null_mut(),
+            host_dev: 0,
+            free: (0..SLOTS as u32).rev().collect(),
+        };
+        let made = (|| -> Result<()> {
+            let bytes = SLOTS * SLOT_WORDS * 8;
+            // SAFETY (each call): the context is current; valid out-pointers; the memset and
+            // the wait cover the allocation just made.
+            check(
+                unsafe { sys::cuMemAlloc_v2(&mut slab.dev, bytes) },
+                "cuMemAlloc (check slab)",
+            )?;
+            let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
+            check(
+                unsafe {
+                    sys::cuMemHostAlloc(
+                        &mut h,
+                        SLOTS * RESULT_WORDS * 8,
+                        sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP,
+                    )
+                },
+                "cuMemHostAlloc (check results)",
+            )?;
+            slab.host = h.cast();
+            check(
+                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut slab.host_dev, h, 0) },
+                "cuMemHostGetDevicePointer",
+            )?;
+            check(
+                unsafe { sys::cuMemsetD8Async(slab.dev, 0, bytes, stream.raw()) },
+                "cuMemsetD8Async (check slab)",
+            )?;
+            check(
+                unsafe { sys::cuStreamSynchronize(stream.raw()) },
+                "cuStreamSynchronize (check slab)",
+            )
+        })();
+        match made {
+            Ok(()) => Ok(slab),
+            Err(e) => {
+                slab.release();
+                Err(e)
+            }
+        }
+    }
+
+    /// Frees both halves; the device's context must be current.
+    pub(crate) fn release(&mut self) {
+        // SAFETY: allocations of this context, freed once (nulled here).
+        unsafe {
+            if self.dev != 0 {
+                let _ = sys::cuMemFree_v2(self.dev);
+            }
+            if !self.host.is_null() {
+                let _ = sys::cuMemFreeHost(self.host.cast());
+            }
+        }
+        self.dev = 0;
+        self.host = std::ptr::null_mut();
+    }
+
+    /// A free slot, if any.
+    pub(crate) fn take(&mut self) -> Option<u32> {
+        self.free.pop()
+    }
+
+    /// The device address of slot `i`'s accumulators, its verdict word, and the device
+    /// address of its result words (host memory).
+    pub(crate) fn addresses(&self, i: u32) -> (u64, u64, u64) {
+        let d = self.dev + (i as usize * SLOT_WORDS * 8) as u64;
+        (
+            d,
+            d + (VERDICT_WORD * 8) as u64,
+            self.host_dev + (i as usize * RESULT_WORDS * 8) as u64,
+        )
+    }
+
+    /// Slot `i`'s result words, once its kernel has run.
+    fn result(&self, i: u32) -> [u64; import::STATUS] {
+        let mut out = [0u64; import::STATUS];
+        for (w, o) in out.iter_mut().enumerate() {
+            // SAFETY: slot i's words lie inside the host allocation; the kernel that wrote
+            // them has finished (the caller waited for its event), and nothing writes them
+            // until the slot is given back.
+            *o = unsafe { self.host.add(i as usize * RESULT_WORDS + w).read_volatile() };
+        }
+        out
+    }
+
+    /// Gives slot `i` back (its kernel has run: its accumulators are zero again).
+    fn give_back(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+/// A check queued on the device ([`import::inspect_deferred`]) and its outcome once read: the
+/// row statistics, `None` for columns unsorted within a row, or the error the host path gives.
+pub struct DeferredCheck {
+    dev: Arc<Device>,
+    slot: u32,
+    /// Recorded after the kernel, on the create's stream.
+    event: Event,
+    stream: Stream,
+    p: DeviceCsr,
+    /// The verdict word's device address (the products' gate).
+    verdict: u64,
+    outcome: OnceLock<Result<Option<RowStats>>>,
+}
+
+impl std::fmt::Debug for DeferredCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeferredCheck(slot {}, {:?})", self.slot, self.outcome.get())
+    }
+}
+
+/// Test hook: while set, [`DeferredCheck::poll`] answers "not yet" for every check.
+static HOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Holds (`true`) or releases every deferred check's outcome (tests: products launched while
+/// a check is held run gated even when its kernel has long finished).
+#[doc(hidden)]
+pub fn hold_checks(on: bool) {
+    HOLD.store(on, std::sync::atomic::Ordering::SeqCst);
+}
+
+impl DeferredCheck {
+    pub(super) fn new(
+        dev: &Arc<Device>,
+        slot: u32,
+        event: Event,
+        stream: Stream,
+        p: DeviceCsr,
+        verdict: u64,
+    ) -> DeferredCheck {
+        DeferredCheck {
+            dev: dev.clone(),
+            slot,
+            event,
+            stream,
+            p,
+            verdict,
+            outcome: OnceLock::new(),
+        }
+    }
+
+    /// The device address of the verdict word: the gate of products launched before the
+    /// outcome is read.
+    pub fn gate(&self) -> u64 {
+        self.verdict
+    }
+
+    /// The outcome if it is known or the kernel has finished (never blocks then, except to
+    /// read back the entries an error names); `None` while the kernel runs.
+    pub fn poll(&self, stream: Stream) -> Option<&Result<Option<RowStats>>> {
+        if let Some(o) = self.outcome.get() {
+            return Some(o);
+        }
+        if HOLD.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        match self.event.is_done() {
+            Ok(false) => None,
+            Ok(true) => Some(self.read(stream)),
+            Err(e) => Some(self.outcome.get_or_init(|| Err(e))),
+        }
+    }
+
+    /// The outcome, waiting for the kernel if need be.
+    pub fn wait(&self, stream: Stream) -> &Result<Option<RowStats>> {
+        if let Some(o) = self.outcome.get() {
+            return o;
+        }
+        if let Err(e) = self.event.synchronize() {
+            return self.outcome.get_or_init(|| Err(e));
+        }
+        self.read(stream)
+    }
+
+    /// The outcome, if it has been read.
+    pub fn known(&self) -> Option<&Result<Option<RowStats>>> {
+        self.outcome.get()
+    }
+
+    /// Orders `stream` after the check (a product on another stream than the create's,
+    /// launched before the outcome is known): see [`order_after`].
+    pub fn order(&self, stream: Stream) -> Result<()> {
+        order_after(&self.event, self.stream, stream)
+    }
+
+    fn read(&self, stream: Stream) -> &Result<Option<RowStats>> {
+        self.outcome.get_or_init(|| {
+            let status = match self.dev.scratch() {
+                Ok(g) => match &g.checks {
+                    Some(slab) => slab.result(self.slot),
+                    None => return Err(Error::Internal("a check without its slab".into())),
+                },
+                Err(e) => return Err(e),
+            };
+            import::decode_stats(&self.dev, stream, &self.p, status)
+        })
+    }
+}
+
+impl Drop for DeferredCheck {
+    fn drop(&mut self) {
+        // The slot is reused only after its kernel has run (a slot whose kernel failed keeps
+        // accumulators that may not be zero: never reused).
+        if self.event.synchronize().is_err() {
+            return;
+        }
+        if let Ok(mut g) = self.dev.scratch() {
+            if let Some(slab) = &mut g.checks {
+                slab.give_back(self.slot);
+            }
+        }
+    }
+}
+
+/// Orders work queued next on `stream` after `event` (recorded on `on`): nothing on the same
+/// stream or once the event has completed; on the device (`cuStreamWaitEvent`) otherwise,
+/// except on a stream being captured into a graph, where the host waits for the event instead
+/// (a capture cannot depend on work recorded outside it).
+pub fn order_after(event: &Event, on: Stream, stream: Stream) -> Result<()> {
+    if stream.same_queue(on) || event.is_done()? {
+        return Ok(());
+    }
+    if super::is_capturing(event.device(), stream)? {
+        return event.synchronize();
+    }
+    event.wait_on(stream)
+}

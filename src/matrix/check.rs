@@ -1,0 +1,330 @@
+//! The borrowed create's check, not waited for ([`Matrix::borrow_device_deferred`]): what
+//! `tessera_create_csr_borrowed` does unless `TESSERA_CHECK=sync`.
+//!
+//! The check (`util_inspect`) is queued on the create's stream and nothing waits for it. Its
+//! outcome is read when something needs it:
+//! - AUTO's analyze with TUNING_NONE does not wait: while the check runs it answers with HOLA
+//!   (safe on any row lengths) with parameters from the mean row length alone, every kernel of
+//!   which reads the check's verdict on the device first and, for malformed arrays, reads
+//!   nothing of them and fills y with NaN (`tessera_gated` in kernels/common.cuh);
+//! - each product looks (never waits): once the outcome is there, a malformed matrix's product
+//!   returns the check's error (the create's status and sentence), and a sound one's first
+//!   product starts AUTO's real choice in the background (the light method its statistics
+//!   pick, built on a worker and swapped in at a product boundary, then the heavy format if
+//!   AUTO predicts one), as `background.rs` swaps any build;
+//! - every other call that needs the statistics or the arrays (analyze otherwise, value
+//!   updates, the host copy) waits for the outcome and returns the error, if any.
+//!
+//! The check's slot (its verdict word) stays with the matrix while a gated form may run: until
+//! the matrix is destroyed or analyzed again.
+
+use super::background::{Background, Phases};
+use super::{Gpu, Matrix};
+use crate::backend::cuda::check::order_after;
+use crate::backend::cuda::csr::GpuCsr;
+use crate::backend::cuda::import::DeviceCsr;
+use crate::backend::cuda::{self, Event, OwnedStream, Stream};
+use crate::csr::RowStats;
+use crate::error::{Error, Result};
+use crate::handle::Handle;
+use crate::methods::hola::cuda::HolaGpu;
+use crate::methods::hola::params as hola_params;
+use crate::methods::{self, GpuMethod, Request};
+use crate::scalar::Scalar;
+use crate::select;
+use crate::types::{Algorithm, Tuning};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A provisional analysis: HOLA with these parameters, gated by the check, until the first
+/// product that sees the check's outcome starts AUTO's real choice (`started`).
+#[derive(Debug)]
+pub(super) struct Provisional {
+    params: hola_params::Params,
+    started: AtomicBool,
+    /// Recorded after the analysis's own work (HOLA's row starts) on `on`: products on other
+    /// streams are ordered after it (analyze does not wait here).
+    ready: Event,
+    on: Stream,
+}
+
+/// The error of a matrix read in place whose columns are unsorted in some row.
+pub(crate) fn unsorted() -> Error {
+    Error::NotSupported(
+        "the columns of some row are not sorted: a matrix read in place needs them sorted (tessera_create_csr sorts a copy)".into(),
+    )
+}
+
+/// True unless `TESSERA_CHECK` is `sync`: the borrowed create then checks before it returns.
+pub fn deferred_checks() -> bool {
+    !std::env::var("TESSERA_CHECK").is_ok_and(|v| v.trim().eq_ignore_ascii_case("sync"))
+}
+
+/// What is known of a matrix before its check: its sizes and mean row length; the longest row
+/// taken as all of it and the columns as spread over all (what HOLA's fixed rule then picks is
+/// its general split).
+fn before_check(p: &DeviceCsr) -> RowStats {
+    RowStats {
+        rows: p.rows,
+        cols: p.cols,
+        nnz: p.nnz,
+        mean: if p.rows == 0 {
+            0.0
+        } else {
+            p.nnz as f64 / p.rows as f64
+        },
+        std_dev: 0.0,
+        min: 0,
+        max: p.nnz,
+        empty_rows: 0,
+        col_spread: p.cols as f64,
+    }
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// As [`Matrix::borrow_device`] with [`super::BorrowedWrites::Announced`], but the check is
+    /// queued and not waited for (this module's header says when its outcome is read). A
+    /// matrix with int64 indices or no rows, or when every check slot is taken, is checked
+    /// before this returns, as `borrow_device` does (`Ok(None)`: unsorted columns).
+    pub fn borrow_device_deferred(
+        handle: &Handle,
+        p: &DeviceCsr,
+    ) -> Result<Option<Self>> {
+        let writes = super::BorrowedWrites::Announced;
+        let (Some(dev), false, crate::types::IndexBase::Zero) = (handle.cuda(), p.is64, p.base)
+        else {
+            return Self::borrow_device(handle, p, writes);
+        };
+        let stream = handle.cuda_stream();
+        let Some(check) = cuda::import::inspect_deferred(dev, stream, p)? else {
+            return Self::borrow_device(handle, p, writes);
+        };
+        let stats = before_check(p);
+        // The transposed product's launch depends on the mean row length alone.
+        let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+        let gpu = GpuCsr::borrowed(
+            dev,
+            (p.rows, p.cols, p.nnz),
+            [p.row_ptr, p.col_ind, p.values],
+            false,
+            transpose,
+        )?;
+        let mut m = Self::with_copies(handle, None, Some(Arc::new(gpu)), stats);
+        m.check = Some(check);
+        Ok(Some(m))
+    }
+
+    /// Reads the check's outcome, waiting for it when `wait` (else `Ok(false)` while it runs):
+    /// its statistics become the matrix's, or its error is returned (every time).
+    pub(super) fn settle_check(&mut self, handle: &Handle, wait: bool) -> Result<bool> {
+        let Some(c) = &self.check else {
+            return Ok(true);
+        };
+        let stream = handle.cuda_stream();
+        let outcome = if wait {
+            Some(c.wait(stream))
+        } else {
+            c.poll(stream)
+        };
+        match outcome {
+            None => Ok(false),
+            Some(Err(e)) => Err(e.clone()),
+            Some(Ok(None)) => Err(unsorted()),
+            Some(Ok(Some(s))) => {
+                self.stats = *s;
+                Ok(true)
+            }
+        }
+    }
+
+    /// True while the matrix runs a provisional analysis (HOLA gated by its check): its
+    /// product changes once the check's outcome is read (the bench then measures every N).
+    #[doc(hidden)]
+    pub fn is_provisional(&self) -> bool {
+        self.gpu.as_ref().is_some_and(|g| g.provisional.is_some())
+    }
+
+    /// The statistics of the check, when its outcome is known and sound.
+    pub(super) fn checked_stats(&self) -> Option<&RowStats> {
+        match self.check.as_ref()?.known()? {
+            Ok(Some(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// At analyze: AUTO with TUNING_NONE on a matrix whose check is still running (and may
+    /// build in the background, on a handle that allows atomics) gets the provisional HOLA
+    /// (`Ok(true)`); otherwise the outcome is waited for, and kept or returned as an error
+    /// (`Ok(false)`: analyze goes on).
+    pub(super) fn analyze_before_check(
+        &mut self,
+        handle: &Handle,
+        alg: Algorithm,
+        tuning: Tuning,
+    ) -> Result<bool> {
+        if self.check.is_none() {
+            return Ok(false);
+        }
+        let eligible = alg == Algorithm::Auto
+            && tuning == Tuning::None
+            && !handle.deterministic()
+            && select::background_enabled()
+            && !self.reads_arrays_only();
+        if !eligible || self.settle_check(handle, false)? {
+            self.settle_check(handle, true)?;
+            return Ok(false);
+        }
+        let (Some(dev), Some(csr), Some(c)) = (handle.cuda(), self.dcsr.clone(), &self.check)
+        else {
+            return Err(Error::Internal(
+                "a deferred check without a device CSR".into(),
+            ));
+        };
+        let start = std::time::Instant::now();
+        let gate = c.gate();
+        // The old analysis goes first, as analyze_with does.
+        self.analysis = None;
+        self.host = None;
+        self.gpu = None;
+        self.values_failed = None;
+        let params = hola_params::fixed_rule(&self.stats);
+        let stream = handle.cuda_stream();
+        let method: Box<dyn GpuMethod<T>> =
+            Box::new(HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?);
+        let ready = Event::for_ordering(dev)?;
+        ready.record(stream)?;
+        self.gpu = Some(Gpu {
+            forms: super::Forms::new(Algorithm::Hola, method),
+            csr,
+            provisional: Some(Provisional {
+                params,
+                started: AtomicBool::new(false),
+                ready,
+                on: stream,
+            }),
+        });
+        let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
+        super::trace(|| {
+            format!("analyze: hola in {analysis_ms:.2} ms, while the arrays' check runs")
+        });
+        self.analysis = Some(super::Analysis {
+            analysis_ms,
+            auto_note: "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; ".into(),
+        });
+        Ok(true)
+    }
+
+    /// At a product: while the check runs, orders `stream` after it (the gated form runs);
+    /// once its outcome is known, returns its error, or (the first time, for a provisional
+    /// analysis) starts AUTO's real choice in the background.
+    pub(super) fn check_at_product(
+        &self,
+        dev: &Arc<cuda::Device>,
+        stream: Stream,
+        gpu: &Gpu<T>,
+    ) -> Result<()> {
+        let Some(c) = &self.check else {
+            return Ok(());
+        };
+        if let Some(prov) = &gpu.provisional {
+            order_after(&prov.ready, prov.on, stream)?;
+        }
+        let stats = match c.poll(stream) {
+            None => return c.order(stream),
+            Some(Err(e)) => return Err(e.clone()),
+            Some(Ok(None)) => return Err(unsorted()),
+            Some(Ok(Some(s))) => *s,
+        };
+        let Some(prov) = &gpu.provisional else {
+            return Ok(());
+        };
+        if prov.started.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        if let Err(e) = self.start_final(dev, gpu, prov, stats) {
+            // The provisional HOLA keeps running: the arrays are sound, so it is right.
+            super::trace(|| format!("AUTO's choice after the check could not start: {e}"));
+        }
+        Ok(())
+    }
+
+    /// Starts what AUTO's analyze would have built with the statistics: the light method (a
+    /// build on a worker, swapped in at a product boundary), unless it is the provisional HOLA
+    /// itself, then the heavy format it predicts, if any.
+    fn start_final(
+        &self,
+        dev: &Arc<cuda::Device>,
+        gpu: &Gpu<T>,
+        prov: &Provisional,
+        stats: RowStats,
+    ) -> Result<()> {
+        let sm = dev.sm_count();
+        let (now, later) = match select::background_plan(&stats, Algorithm::Auto, Tuning::None, false, sm) {
+            Some((now, later)) if select::spare_core() => {
+                let from = if methods::needs_host_csr(later, Tuning::None, &stats) {
+                    select::BuildFrom::Download
+                } else {
+                    select::BuildFrom::Device
+                };
+                (now, Some((later, select::background_start_after(later, from))))
+            }
+            // One core: the light method (analyze would build BRC's device form at once; a
+            // product does not).
+            Some((now, _)) => (now, None),
+            None => (select::heuristic(&stats, false, sm), None),
+        };
+        let mut bgs = Vec::new();
+        if now != Algorithm::Hola || hola_params::fixed_rule(&stats) != prov.params {
+            bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
+        }
+        if let Some((target, after)) = later {
+            bgs.push(self.spawn_gpu(dev, &gpu.csr, target, stats, false, None, after)?);
+        }
+        super::trace(|| {
+            format!(
+                "the arrays' check: sound; AUTO: {now}{}",
+                later.map_or(String::new(), |(t, a)| format!(", then {t} after {a} products"))
+            )
+        });
+        if !bgs.is_empty() {
+            gpu.forms.add_backgrounds(bgs);
+        }
+        Ok(())
+    }
+}
+
+/// A method over the CSR arrays (CSR_VECTOR or HOLA, fixed rule), prepared on a worker on a
+/// stream of its own and waited for there, to swap in for the provisional HOLA.
+fn light_build<T: Scalar>(
+    target: Algorithm,
+    stats: RowStats,
+    values_gen: u64,
+    dev: &Arc<cuda::Device>,
+    csr: &Arc<GpuCsr<T>>,
+) -> Result<Background<Box<dyn GpuMethod<T>>>> {
+    type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
+    Background::spawn(
+        target,
+        values_gen,
+        0,
+        Phases {
+            fetch: |_: &Resources<T>| Ok(()),
+            host: |()| Ok(()),
+            device: move |(), (dev, csr): Resources<T>| {
+                cuda::relax_capture_mode()?;
+                let own = OwnedStream::new(&dev)?;
+                let req = Request {
+                    host: None,
+                    stats: &stats,
+                    tuning: Tuning::None,
+                    deterministic: false,
+                };
+                let m = methods::prepare_gpu(target, &dev, own.stream(), &csr, &req)?;
+                own.synchronize()?;
+                Ok(m)
+            },
+        },
+        (dev.clone(), csr.clone()),
+        None,
+    )
+}
