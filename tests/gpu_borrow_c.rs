@@ -111,6 +111,22 @@ impl Caller {
         y
     }
 
+    /// [`Caller::borrow`], then (on success) a named method's analyze, which waits for the
+    /// create's check: the status of the first of the two that fails (the matrix destroyed).
+    fn borrow_checked(&self, base: i32) -> tessera_status {
+        let (s, m) = self.borrow(base);
+        if s != TESSERA_STATUS_SUCCESS {
+            return s;
+        }
+        // SAFETY: live handle and matrix.
+        let s = unsafe {
+            tessera_analyze(self.handle, m, TESSERA_ALGORITHM_CSR_VECTOR, TESSERA_TUNING_NONE)
+        };
+        // SAFETY: destroyed once (a success leaves the last error as it is).
+        unsafe { tessera_destroy_matrix(m) };
+        s
+    }
+
     fn info(&self, m: tessera_matrix) -> tessera_matrix_info {
         // SAFETY: a zeroed info is a valid out-parameter; m is live.
         unsafe {
@@ -214,8 +230,15 @@ fn auto_builds_its_format_from_borrowed_arrays_and_refreshes_it_on_update() {
         // SAFETY: live handle and matrix.
         ok(unsafe { tessera_analyze(c.handle, m, TESSERA_ALGORITHM_AUTO, TESSERA_TUNING_NONE) });
         let before = c.info(m);
-        assert_eq!(before.algorithm, want, "{spec}: {}", params(&before));
-        assert!(params(&before).contains("brc"), "{}", params(&before));
+        // While the create's check runs AUTO answers with HOLA, gated by it (its real choice
+        // follows the check); once it has reported, the light method with BRC in the
+        // background.
+        if !params(&before).contains("check runs") {
+            assert_eq!(before.algorithm, want, "{spec}: {}", params(&before));
+            assert!(params(&before).contains("brc"), "{}", params(&before));
+        } else {
+            assert_eq!(before.algorithm, TESSERA_ALGORITHM_HOLA, "{}", params(&before));
+        }
         c.product(&h, m, &c.a, &format!("{spec} before the swap"));
         // SAFETY: live handle and matrix.
         ok(unsafe { tessera_finish_background(c.handle, m) });
@@ -273,14 +296,14 @@ fn what_cannot_be_read_in_place_is_refused_with_a_sentence() {
     assert!(r1 - r0 >= 2, "row 0 has two entries to swap");
     ci.swap(r0, r0 + 1);
     c.ci.copy_from(&ci).unwrap();
-    let (s, _) = c.borrow(TESSERA_INDEX_BASE_ZERO);
+    let s = c.borrow_checked(TESSERA_INDEX_BASE_ZERO);
     assert_eq!(s, TESSERA_STATUS_NOT_SUPPORTED, "{}", last_error());
     assert!(last_error().contains("sorted"), "{}", last_error());
     // A column out of range: the import's sentence.
     ci.swap(r0, r0 + 1);
     ci[r0 + 1] = c.a.cols() as i32;
     c.ci.copy_from(&ci).unwrap();
-    let (s, _) = c.borrow(TESSERA_INDEX_BASE_ZERO);
+    let s = c.borrow_checked(TESSERA_INDEX_BASE_ZERO);
     assert_eq!(s, TESSERA_STATUS_INVALID_MATRIX, "{}", last_error());
     // The handle still works: the good arrays are borrowed and multiplied.
     c.ci.copy_from(c.a.col_ind()).unwrap();

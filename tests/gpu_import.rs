@@ -202,7 +202,20 @@ fn create_borrowed_at(
         )
     };
     keep.extend([rp, ci, vals]);
-    (s, a, if s == 0 { String::new() } else { last_error() })
+    if s != 0 {
+        return (s, a, last_error());
+    }
+    // The create queues its check and does not wait for it (unless TESSERA_CHECK=sync): the
+    // first call that waits for it reports a malformed matrix; a named method's analyze does.
+    // SAFETY: a live handle and matrix.
+    let s = unsafe { tessera_analyze(h, a, TESSERA_ALGORITHM_CSR_VECTOR, TESSERA_TUNING_NONE) };
+    if s != 0 {
+        let e = last_error();
+        // SAFETY: destroyed once.
+        unsafe { tessera_destroy_matrix(a) };
+        return (s, std::ptr::null_mut(), e);
+    }
+    (s, a, String::new())
 }
 
 /// Row statistics of the device path equal the host path's (the means and spreads, computed as
