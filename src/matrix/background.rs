@@ -538,6 +538,15 @@ impl<M: Send + 'static> Forms<M> {
         self.retire(old);
     }
 
+    /// Puts `method` in at once (it needs no device work first), retiring the running form:
+    /// waits for the products reading the running form at this instant.
+    pub(super) fn swap_now(&self, algorithm: Algorithm, method: M) {
+        let mut running = self.running.write().unwrap_or_else(|e| e.into_inner());
+        let old = std::mem::replace(&mut *running, Running { algorithm, method });
+        drop(running);
+        self.retire(old);
+    }
+
     fn retire(&self, r: Running<M>) {
         self.retired
             .lock()

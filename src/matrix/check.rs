@@ -38,14 +38,23 @@ use std::sync::Arc;
 
 /// A provisional analysis: HOLA with these parameters, gated by the check, until the first
 /// product that sees the check's outcome starts AUTO's real choice (`started`).
-#[derive(Debug)]
-pub(super) struct Provisional {
+pub(super) struct Provisional<T: Scalar> {
     params: hola_params::Params,
     started: AtomicBool,
     /// Recorded after the analysis's own work (HOLA's row starts) on `on`: products on other
-    /// streams are ordered after it (analyze does not wait here).
+    /// streams are ordered after it (analyze does not wait here); `ready_done` once it is.
     ready: Event,
     on: Stream,
+    ready_done: AtomicBool,
+    /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
+    /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
+    light: std::sync::Mutex<Option<Box<dyn GpuMethod<T>>>>,
+}
+
+impl<T: Scalar> std::fmt::Debug for Provisional<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Provisional(HOLA {})", self.params)
+    }
 }
 
 /// The error of a matrix read in place whose columns are unsorted in some row.
@@ -193,6 +202,15 @@ impl<T: Scalar> Matrix<T> {
             Box::new(HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?);
         let ready = Event::for_ordering(dev)?;
         ready.record(stream)?;
+        // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
+        // matrix without long rows swaps in without a wait.
+        let req = Request {
+            host: None,
+            stats: &self.stats,
+            tuning: Tuning::None,
+            deterministic: false,
+        };
+        let light = methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok();
         self.gpu = Some(Gpu {
             forms: super::Forms::new(Algorithm::Hola, method),
             csr,
@@ -201,6 +219,8 @@ impl<T: Scalar> Matrix<T> {
                 started: AtomicBool::new(false),
                 ready,
                 on: stream,
+                ready_done: AtomicBool::new(false),
+                light: std::sync::Mutex::new(light),
             }),
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -226,8 +246,35 @@ impl<T: Scalar> Matrix<T> {
         let Some(c) = &self.check else {
             return Ok(());
         };
-        if let Some(prov) = &gpu.provisional {
-            order_after(&prov.ready, prov.on, stream)?;
+        match c.known() {
+            Some(Err(e)) => return Err(e.clone()),
+            Some(Ok(None)) => return Err(unsorted()),
+            _ => {}
+        }
+        let prov = gpu.provisional.as_ref();
+        let ready = prov.is_none_or(|p| p.ready_done.load(Ordering::Acquire));
+        if ready
+            && c.known().is_some()
+            && prov.is_none_or(|p| p.started.load(Ordering::Acquire))
+        {
+            return Ok(());
+        }
+        if cuda::is_capturing(dev, stream)? {
+            // No event query in a capture: the host waits (this once) for the analysis and the
+            // check, so that a replay runs after them; a later product reads the outcome.
+            return cuda::with_relaxed_capture(|| {
+                if let Some(p) = prov {
+                    p.ready.synchronize()?;
+                }
+                c.synchronize()
+            });
+        }
+        if let Some(p) = prov.filter(|_| !ready) {
+            if p.ready.is_done()? {
+                p.ready_done.store(true, Ordering::Release);
+            } else {
+                order_after(&p.ready, p.on, stream)?;
+            }
         }
         let stats = match c.poll(stream) {
             None => return c.order(stream),
@@ -255,7 +302,7 @@ impl<T: Scalar> Matrix<T> {
         &self,
         dev: &Arc<cuda::Device>,
         gpu: &Gpu<T>,
-        prov: &Provisional,
+        prov: &Provisional<T>,
         stats: RowStats,
     ) -> Result<()> {
         let sm = dev.sm_count();
@@ -274,7 +321,14 @@ impl<T: Scalar> Matrix<T> {
             None => (select::heuristic(&stats, false, sm), None),
         };
         let mut bgs = Vec::new();
-        if now != Algorithm::Hola || hola_params::fixed_rule(&stats) != prov.params {
+        let made = match now {
+            Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            _ => None,
+        };
+        if let Some(m) = made {
+            // Made at analyze (kernels only): in at once.
+            gpu.forms.swap_now(now, m);
+        } else if now != Algorithm::Hola || hola_params::fixed_rule(&stats) != prov.params {
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
         if let Some((target, after)) = later {

@@ -78,7 +78,7 @@ struct Gpu<T: Scalar> {
     forms: Forms<Box<dyn GpuMethod<T>>>,
     csr: Arc<GpuCsr<T>>,
     /// A provisional analysis, made while the borrowed create's check ran (check.rs).
-    provisional: Option<check::Provisional>,
+    provisional: Option<check::Provisional<T>>,
 }
 
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).

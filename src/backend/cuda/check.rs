@@ -226,6 +226,11 @@ impl DeferredCheck {
         self.read(stream)
     }
 
+    /// Waits for the check's kernel (its outcome is read later).
+    pub fn synchronize(&self) -> Result<()> {
+        self.event.synchronize()
+    }
+
     /// The outcome, if it has been read.
     pub fn known(&self) -> Option<&Result<Option<RowStats>>> {
         self.outcome.get()

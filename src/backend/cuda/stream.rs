@@ -129,6 +129,25 @@ pub fn relax_capture_mode() -> Result<()> {
     )
 }
 
+/// Runs `f` with the calling thread's capture mode relaxed, then restores it: for a call that
+/// must wait on the host while the caller's own stream is being captured in global mode.
+pub fn with_relaxed_capture<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: mode is a valid in/out pointer; this sets the calling thread's mode only.
+    check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    )?;
+    let r = f();
+    // SAFETY: as above; the previous mode back.
+    let back = check(
+        unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) },
+        "cuThreadExchangeStreamCaptureMode",
+    );
+    let r = r?;
+    back.map(|_| r)
+}
+
 /// True while `stream` is being captured into a CUDA graph.
 pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
     let _g = dev.enter()?;
