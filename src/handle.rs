@@ -59,7 +59,15 @@ impl Handle {
             )));
         }
         let cuda = match backend {
-            BackendKind::Cuda => Some(Device::open(device)?),
+            BackendKind::Cuda => {
+                let dev = Device::open(device)?;
+                // Not fatal: the first deferred check makes what is missing (or the create
+                // checks synchronously).
+                if let Err(e) = crate::matrix::prepare_deferred_checks(&dev) {
+                    crate::backend::trace(1, || format!("preparing deferred checks: {e}"));
+                }
+                Some(dev)
+            }
             BackendKind::Host => None,
         };
         let deterministic = std::env::var(DETERMINISTIC_ENV).is_ok_and(|v| v.trim() == "1");

@@ -90,6 +90,26 @@ fn before_check(p: &DeviceCsr) -> RowStats {
     }
 }
 
+/// What a handle that opens `dev` prepares for deferred checks (unless `TESSERA_CHECK=sync`):
+/// the check slab, the inspection kernels and the provisional HOLA's kernels, loaded once per
+/// device rather than on a first create's path.
+pub(crate) fn prepare(dev: &Arc<cuda::Device>) -> Result<()> {
+    if !deferred_checks() {
+        return Ok(());
+    }
+    cuda::import::prepare_deferred_checks(dev)?;
+    HolaGpu::<f64>::load_kernels(dev, hola_params::fixed_rule(&before_check(&DeviceCsr {
+        rows: 1,
+        cols: 1,
+        nnz: 1,
+        row_ptr: 0,
+        col_ind: 0,
+        values: 0,
+        is64: false,
+        base: crate::types::IndexBase::Zero,
+    })))
+}
+
 impl<T: Scalar> Matrix<T> {
     /// As [`Matrix::borrow_device`] with [`super::BorrowedWrites::Announced`], but the check is
     /// queued and not waited for (this module's header says when its outcome is read). A
@@ -105,9 +125,11 @@ impl<T: Scalar> Matrix<T> {
             return Self::borrow_device(handle, p, writes);
         };
         let stream = handle.cuda_stream();
+        let t0 = std::time::Instant::now();
         let Some(check) = cuda::import::inspect_deferred(dev, stream, p)? else {
             return Self::borrow_device(handle, p, writes);
         };
+        let t1 = std::time::Instant::now();
         let stats = before_check(p);
         // The transposed product's launch depends on the mean row length alone.
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
@@ -120,6 +142,16 @@ impl<T: Scalar> Matrix<T> {
         )?;
         let mut m = Self::with_copies(handle, None, Some(Arc::new(gpu)), stats);
         m.check = Some(check);
+        crate::backend::trace(2, || {
+            format!(
+                "borrow {} x {}, nnz {}: check queued in {:.1} us, the rest {:.1} us",
+                p.rows,
+                p.cols,
+                p.nnz,
+                (t1 - t0).as_secs_f64() * 1e6,
+                t1.elapsed().as_secs_f64() * 1e6
+            )
+        });
         Ok(Some(m))
     }
 
@@ -179,8 +211,15 @@ impl<T: Scalar> Matrix<T> {
             && !handle.deterministic()
             && select::background_enabled()
             && !self.reads_arrays_only();
+        let t0 = std::time::Instant::now();
         if !eligible || self.settle_check(handle, false)? {
             self.settle_check(handle, true)?;
+            crate::backend::trace(2, || {
+                format!(
+                    "analyze: the check's outcome read in {:.1} us",
+                    t0.elapsed().as_secs_f64() * 1e6
+                )
+            });
             return Ok(false);
         }
         let (Some(dev), Some(csr), Some(c)) = (handle.cuda(), self.dcsr.clone(), &self.check)
@@ -225,7 +264,7 @@ impl<T: Scalar> Matrix<T> {
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
         super::trace(|| {
-            format!("analyze: hola in {analysis_ms:.2} ms, while the arrays' check runs")
+            format!("analyze: hola in {:.1} us, while the arrays' check runs", analysis_ms * 1e3)
         });
         self.analysis = Some(super::Analysis {
             analysis_ms,

@@ -15,7 +15,7 @@ pub use workers::running_builds;
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
 pub use check::deferred_checks;
-pub(crate) use check::unsorted;
+pub(crate) use check::{prepare as prepare_deferred_checks, unsorted};
 pub use create::CreatePath;
 
 use crate::backend::cuda::csr::GpuCsr;
@@ -453,7 +453,7 @@ impl<T: Scalar> Matrix<T> {
             self.host = Some(forms);
         }
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
-        trace(|| format!("analyze: {algorithm} in {analysis_ms:.2} ms"));
+        trace(|| format!("analyze: {algorithm} in {:.1} us", analysis_ms * 1e3));
         self.analysis = Some(Analysis {
             analysis_ms,
             auto_note,

@@ -243,6 +243,21 @@ unsafe fn launch_inspect(
     unsafe { launch(dev, f, blocks, BLOCK, stream, args) }
 }
 
+/// Makes the device's check slab and looks the inspection kernels up, if not done yet: what
+/// the first deferred check would otherwise pay (page-locked memory is slow to allocate),
+/// paid when a handle opens the device instead.
+pub fn prepare_deferred_checks(dev: &Arc<Device>) -> Result<()> {
+    let mut scratch = dev.scratch()?;
+    for is64 in [false, true] {
+        inspect_kernel(dev, &mut scratch, is64)?;
+    }
+    if scratch.checks.is_none() {
+        let _c = dev.enter()?;
+        scratch.checks = Some(CheckSlab::new(Stream::default())?);
+    }
+    Ok(())
+}
+
 /// Queues the check of `p` on `stream` without waiting for it ([`DeferredCheck`]): the
 /// kernel's result goes to a slot of the device's check slab. `Ok(None)` when there is nothing
 /// to queue (no rows: [`inspect`] checks row_ptr itself) or every slot is taken: the caller
