@@ -89,13 +89,18 @@
 
 // ---------------------------------------------------------------------------------------------
 // Alg. 2: block row starts, one thread per row.
+// Also zeroes `zero[0, nzero)` (carry mode's workspace; grid-stride), saving a memset call.
 extern "C" __global__ void hola_row_starts(int rows, int nblocks, const int *__restrict__ row_ptr,
                                            int *__restrict__ starts,
-                                           const unsigned *__restrict__ gate) {
+                                           const unsigned *__restrict__ gate,
+                                           int *__restrict__ zero, long long nzero) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long i = t; i < nzero; i += (long long)gridDim.x * blockDim.x) {
+        zero[i] = 0;
+    }
     if (gate != nullptr && *gate != 0u) {
         return; // malformed arrays (tessera_gated): the products fill y with NaN
     }
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t == 0) {
         starts[0] = 0;
         starts[nblocks] = rows;

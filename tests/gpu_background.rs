@@ -389,6 +389,8 @@ fn with_values(a: &Csr<f64>, v: &[f64]) -> Csr<f64> {
 
 #[test]
 fn a_matrix_kept_on_the_device_builds_its_format_from_a_copy_the_worker_downloads() {
+    // The other tests capture graphs in global mode: this one's allocations must not overlap.
+    let _device = whole_device();
     let Some(h) = gpu() else { return };
     let (name, a) = tessera::io::load("gen:uniform:200000,16,3").unwrap();
     let mut m = on_device(&h, &a);

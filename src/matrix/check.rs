@@ -20,10 +20,9 @@
 
 use super::background::{Background, Phases};
 use super::{Gpu, Matrix};
-use crate::backend::cuda::check::order_after;
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::import::DeviceCsr;
-use crate::backend::cuda::{self, Event, OwnedStream, Stream};
+use crate::backend::cuda::{self, OwnedStream, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
@@ -41,11 +40,6 @@ use std::sync::Arc;
 pub(super) struct Provisional<T: Scalar> {
     params: hola_params::Params,
     started: AtomicBool,
-    /// Recorded after the analysis's own work (HOLA's row starts) on `on`: products on other
-    /// streams are ordered after it (analyze does not wait here); `ready_done` once it is.
-    ready: Event,
-    on: Stream,
-    ready_done: AtomicBool,
     /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
     /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
     light: std::sync::Mutex<Option<Box<dyn GpuMethod<T>>>>,
@@ -239,8 +233,7 @@ impl<T: Scalar> Matrix<T> {
         let stream = handle.cuda_stream();
         let method: Box<dyn GpuMethod<T>> =
             Box::new(HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?);
-        let ready = Event::for_ordering(dev)?;
-        ready.record(stream)?;
+        let ready = cuda::Ready::record(dev, stream)?;
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
         // matrix without long rows swaps in without a wait.
         let req = Request {
@@ -256,11 +249,9 @@ impl<T: Scalar> Matrix<T> {
             provisional: Some(Provisional {
                 params,
                 started: AtomicBool::new(false),
-                ready,
-                on: stream,
-                ready_done: AtomicBool::new(false),
                 light: std::sync::Mutex::new(light),
             }),
+            ready,
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
         super::trace(|| {
@@ -291,29 +282,13 @@ impl<T: Scalar> Matrix<T> {
             _ => {}
         }
         let prov = gpu.provisional.as_ref();
-        let ready = prov.is_none_or(|p| p.ready_done.load(Ordering::Acquire));
-        if ready
-            && c.known().is_some()
-            && prov.is_none_or(|p| p.started.load(Ordering::Acquire))
-        {
+        if c.known().is_some() && prov.is_none_or(|p| p.started.load(Ordering::Acquire)) {
             return Ok(());
         }
         if cuda::is_capturing(dev, stream)? {
-            // No event query in a capture: the host waits (this once) for the analysis and the
-            // check, so that a replay runs after them; a later product reads the outcome.
-            return cuda::with_relaxed_capture(|| {
-                if let Some(p) = prov {
-                    p.ready.synchronize()?;
-                }
-                c.synchronize()
-            });
-        }
-        if let Some(p) = prov.filter(|_| !ready) {
-            if p.ready.is_done()? {
-                p.ready_done.store(true, Ordering::Release);
-            } else {
-                order_after(&p.ready, p.on, stream)?;
-            }
+            // No event query in a capture: the host waits (this once) for the check, so that a
+            // replay runs after it; a later product reads the outcome.
+            return cuda::with_relaxed_capture(|| c.synchronize());
         }
         let stats = match c.poll(stream) {
             None => return c.order(stream),

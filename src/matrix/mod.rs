@@ -79,6 +79,9 @@ struct Gpu<T: Scalar> {
     csr: Arc<GpuCsr<T>>,
     /// A provisional analysis, made while the borrowed create's check ran (check.rs).
     provisional: Option<check::Provisional<T>>,
+    /// What analyze queued on its stream (HOLA's row starts, a format's upload): products and
+    /// value updates on other streams follow it (analyze does not wait for it).
+    ready: cuda::Ready,
 }
 
 /// A sparse matrix owned by tessera, in value type `T` (`f32` or `f64`).
@@ -412,7 +415,8 @@ impl<T: Scalar> Matrix<T> {
             } else {
                 methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?
             };
-            handle.synchronize()?;
+            // Not waited for: later work on other streams is ordered after it.
+            let ready = cuda::Ready::record(dev, stream)?;
             let mut forms = Forms::new(algorithm, method);
             if let Some(bg) = bg {
                 forms = forms.with_background(bg);
@@ -421,6 +425,7 @@ impl<T: Scalar> Matrix<T> {
                 forms,
                 csr,
                 provisional: None,
+                ready,
             });
         } else {
             let bg = match (later, host_csr.clone()) {
@@ -628,6 +633,7 @@ impl<T: Scalar> Matrix<T> {
         let sz = std::mem::size_of::<T>();
         handle.check_device_vector(y, yl * sz, "y")?;
         let stream = handle.cuda_stream();
+        gpu.ready.order(stream)?;
         // A check still running orders this product after it; one that has reported gives its
         // error, or starts AUTO's real choice (check.rs).
         self.check_at_product(dev, stream, gpu)?;
@@ -678,6 +684,9 @@ impl<T: Scalar> Matrix<T> {
             // Without a host copy the matrix came from sorted arrays: the caller's entry order
             // is the CSR order.
             let csr_values = self.csr.as_ref().map_or(values, |c| c.values());
+            if let Some(gpu) = &self.gpu {
+                gpu.ready.order(stream)?;
+            }
             let done = dcsr
                 .upload_values(stream, csr_values)
                 .and_then(|_| match &mut self.gpu {
@@ -713,6 +722,9 @@ impl<T: Scalar> Matrix<T> {
         match (&self.dcsr, &mut self.csr) {
             (Some(dcsr), _) => {
                 let stream = handle.cuda_stream();
+                if let Some(gpu) = &self.gpu {
+                    gpu.ready.order(stream)?;
+                }
                 // A failed scatter queued nothing: the matrix keeps its previous values.
                 dcsr.scatter_from_device(stream, values)?;
                 self.values_gen += 1;

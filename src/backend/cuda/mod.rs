@@ -45,5 +45,5 @@ pub use memory::{
 pub(crate) use stream::is_capturing;
 pub use stream::{
     check_stream, relax_capture_mode, synchronize, with_relaxed_capture, Event, OwnedStream,
-    Stream, Timer,
+    Ready, Stream, Timer,
 };

@@ -148,6 +148,56 @@ pub fn with_relaxed_capture<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
     back.map(|_| r)
 }
 
+/// Work queued on one stream (an analysis's kernels) that later work on any stream must follow,
+/// without a host wait where it can be helped: [`Ready::order`].
+pub struct Ready {
+    event: Event,
+    on: Stream,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Ready {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Ready({:?} on {:?})", self.event, self.on)
+    }
+}
+
+impl Ready {
+    /// Marks what is queued on `stream` now.
+    pub fn record(dev: &Arc<Device>, stream: Stream) -> Result<Ready> {
+        let event = Event::for_ordering(dev)?;
+        event.record(stream)?;
+        Ok(Ready {
+            event,
+            on: stream,
+            done: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Orders what is queued next on `stream` after the marked work: nothing once it is known
+    /// to be done or on its own stream; a device-side wait (`cuStreamWaitEvent`) otherwise,
+    /// except on a stream being captured, where the host waits for it (relaxed: a capture
+    /// cannot depend on work recorded outside it).
+    pub fn order(&self, stream: Stream) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.done.load(Ordering::Acquire) || stream.same_queue(self.on) {
+            return Ok(());
+        }
+        if is_capturing(&self.event.dev, stream)? {
+            with_relaxed_capture(|| self.event.synchronize())?;
+        } else if !self.event.is_done()? {
+            return self.event.wait_on(stream);
+        }
+        self.done.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Waits on the host for the marked work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.event.synchronize()
+    }
+}
+
 /// True while `stream` is being captured into a CUDA graph.
 pub(crate) fn is_capturing(dev: &Device, stream: Stream) -> Result<bool> {
     let _g = dev.enter()?;

@@ -52,7 +52,7 @@ fn build_starts<T: Scalar>(
     k: &Kernels,
     (p, starts): (Params, &DeviceBuffer),
     ev: Option<&(Event, Event)>,
-    gate: u64,
+    (gate, zero): (u64, &DeviceBuffer),
 ) -> Result<()> {
     let blocks = p.blocks(csr.nnz());
     if starts.bytes() < (blocks + 1) * 4 {
@@ -68,12 +68,15 @@ fn build_starts<T: Scalar>(
         .push(blocks as i32)
         .push(rp)
         .push(starts.addr())
-        .push(gate);
+        .push(gate)
+        .push(zero.addr())
+        .push((zero.bytes() / 4) as i64);
     if let Some(ev) = ev {
         ev.0.record(stream)?;
     }
     // SAFETY: hola_row_starts(int rows, int nblocks, const int* row_ptr, int* starts,
-    // const unsigned* gate): row_ptr has rows + 1 entries (ours, or the caller's: checked, or
+    // const unsigned* gate, int* zero, long long nzero): zero holds nzero ints (a buffer of
+    // ours, or none); row_ptr has rows + 1 entries (ours, or the caller's: checked, or
     // gated by `gate`, the verdict word of the check queued before on this stream, which stops
     // the kernel before it reads them when they are malformed), starts blocks + 1 (allocated
     // above); one thread per row (at least one thread, which writes starts[0] and
@@ -104,7 +107,8 @@ pub fn row_starts_on_device<T: Scalar>(
 ) -> Result<Vec<i32>> {
     let k = load::<T>(dev, p)?;
     let starts = DeviceBuffer::alloc(dev, (p.blocks(csr.nnz()) + 1) * 4, "HOLA row starts")?;
-    build_starts(dev, stream, csr, &k, (p, &starts), None, 0)?;
+    let none = DeviceBuffer::borrowed(dev, 0, 0);
+    build_starts(dev, stream, csr, &k, (p, &starts), None, (0, &none))?;
     let mut out = vec![0i32; p.blocks(csr.nnz()) + 1];
     copy_to_host(dev, stream, starts.addr(), &mut out)?;
     Ok(out)
@@ -161,10 +165,10 @@ impl OnDevice {
             "HOLA row starts and carry workspace",
         )?;
         let t2 = std::time::Instant::now();
-        build_starts(dev, stream, csr, &kernels, (p, &starts), ev, gate)?;
+        // The kernel also zeroes the carry workspace (empty without carry mode).
+        build_starts(dev, stream, csr, &kernels, (p, &starts), ev, (gate, &buf))?;
         let t3 = std::time::Instant::now();
         let work = if carry {
-            buf.zero(stream)?;
             Some(Carry {
                 buf,
                 one,
