@@ -61,11 +61,9 @@ impl Handle {
         let cuda = match backend {
             BackendKind::Cuda => {
                 let dev = Device::open(device)?;
-                // Not fatal: the first deferred check makes what is missing (or the create
-                // checks synchronously).
-                if let Err(e) = crate::matrix::prepare_deferred_checks(&dev) {
-                    crate::backend::trace(1, || format!("preparing deferred checks: {e}"));
-                }
+                // The check slab and the kernels a first create and analyze use (a failure to
+                // load them is the handle's: no product would run).
+                crate::matrix::prepare_deferred_checks(&dev)?;
                 Some(dev)
             }
             BackendKind::Host => None,

@@ -39,9 +39,6 @@ pub struct Device {
     /// `Event::for_ordering` (each `cuEventCreate` is a driver call on analyze's path: HOLA's
     /// carry ring takes four). Raw handles, destroyed with the device.
     pub(super) spare_events: Mutex<Vec<usize>>,
-    /// Small allocations given back by dropped buffers, as (size class, address), for the next
-    /// `DeviceBuffer::alloc` of their class; freed with the device.
-    small: Mutex<Vec<(usize, u64)>>,
 }
 
 /// The device's scratch memory: its address (0 until first used) and whether it is known to
@@ -207,7 +204,6 @@ impl Device {
             staging: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
-            small: Mutex::new(Vec::new()),
         })
     }
 
@@ -230,38 +226,6 @@ impl Device {
             g.zero = false;
         }
         Ok(g)
-    }
-
-    /// A cached small allocation of `class` bytes, if one was given back.
-    pub(super) fn take_small(&self, class: usize) -> Option<u64> {
-        let mut small = self.small.lock().unwrap_or_else(|p| p.into_inner());
-        let i = small.iter().rposition(|&(c, _)| c == class)?;
-        Some(small.swap_remove(i).1)
-    }
-
-    /// Keeps the small allocation at `ptr` (`class` bytes) for reuse, unless the cache is full
-    /// (false: the caller frees it). Waits first for the work queued on the device, as freeing
-    /// it would (`cuMemFree` synchronizes): no kernel still uses it when it is handed out again.
-    pub(super) fn keep_small(&self, class: usize, ptr: u64) -> bool {
-        let kept = |s: &Vec<(usize, u64)>| s.iter().map(|&(c, _)| c).sum::<usize>();
-        if kept(&self.small.lock().unwrap_or_else(|p| p.into_inner())) + class
-            > super::memory::SMALL_KEEP
-        {
-            return false;
-        }
-        let Ok(_g) = self.enter() else {
-            return false;
-        };
-        // SAFETY: the context is current.
-        if unsafe { sys::cuCtxSynchronize() } != sys::CUresult::CUDA_SUCCESS {
-            return false;
-        }
-        let mut small = self.small.lock().unwrap_or_else(|p| p.into_inner());
-        if kept(&small) + class > super::memory::SMALL_KEEP {
-            return false;
-        }
-        small.push((class, ptr));
-        true
     }
 
     /// Makes this device's context current on the calling thread until the guard drops (a
@@ -447,16 +411,6 @@ impl Drop for Device {
             }
             g.addr
         };
-        let small = std::mem::take(self.small.get_mut().unwrap_or_else(|p| p.into_inner()));
-        if !small.is_empty() {
-            if let Ok(_g) = self.enter() {
-                for (_, p) in small {
-                    // SAFETY: allocations of this context given back by their buffers, freed
-                    // once.
-                    let _ = unsafe { sys::cuMemFree_v2(p) };
-                }
-            }
-        }
         let spare = std::mem::take(
             self.spare_events
                 .get_mut()

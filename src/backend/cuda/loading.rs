@@ -45,6 +45,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemFree_v2",
     "cuMemGetInfo_v2",
     "cuMemHostAlloc",
+    "cuMemHostGetDevicePointer_v2",
     "cuMemcpyDtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpyHtoDAsync_v2",

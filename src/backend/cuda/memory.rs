@@ -180,20 +180,7 @@ pub struct DeviceBuffer {
     whole: Option<Arc<DeviceBuffer>>,
     /// The caller's memory ([`DeviceBuffer::borrowed`]): never freed here.
     borrowed: bool,
-    /// A small allocation of this many bytes (a power of two), given back to the device's
-    /// cache of small allocations when dropped ([`SMALL_MAX`]); 0: freed.
-    pooled: usize,
 }
-
-/// Allocations up to this size come from, and go back to, the device's cache of small
-/// allocations (by power-of-two size): a create and an analyze make several (HOLA's row starts
-/// and carry workspace, small CSR copies), each a driver call of 5-20 us on the first
-/// product's path, which a matrix created after another one's destroy no longer pays.
-const SMALL_MAX: usize = 256 << 10;
-/// The smallest size class of the cache.
-const SMALL_MIN: usize = 4 << 10;
-/// The most bytes the cache keeps (beyond, a dropped small allocation is freed).
-pub(super) const SMALL_KEEP: usize = 4 << 20;
 
 impl std::fmt::Debug for DeviceBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,33 +192,15 @@ impl DeviceBuffer {
     /// Allocates `bytes` (none for 0). Out of memory is ALLOC_FAILED, with the free memory.
     pub fn alloc(dev: &Arc<Device>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
         let mut ptr = 0;
-        let pooled = if bytes > 0 && bytes <= SMALL_MAX {
-            bytes.next_power_of_two().max(SMALL_MIN)
-        } else {
-            0
-        };
         if bytes > 0 {
-            let injected = fault::hit(fault::Fault::Alloc);
-            if injected.is_none() && pooled > 0 {
-                if let Some(p) = dev.take_small(pooled) {
-                    return Ok(DeviceBuffer {
-                        ptr: p,
-                        bytes,
-                        dev: dev.clone(),
-                        whole: None,
-                        borrowed: false,
-                        pooled,
-                    });
-                }
-            }
             let _g = dev.enter()?;
+            let injected = fault::hit(fault::Fault::Alloc);
             let r = match &injected {
                 Some(_) => sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
                 None => {
                     let t = std::time::Instant::now();
-                    let size = if pooled > 0 { pooled } else { bytes };
                     // SAFETY: context current; ptr is a valid out-pointer.
-                    let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, size) };
+                    let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
                     crate::backend::trace(2, || {
                         format!(
                             "cuMemAlloc {bytes} bytes for {what}: {:.1} us",
@@ -257,7 +226,6 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: None,
             borrowed: false,
-            pooled,
         })
     }
 
@@ -290,7 +258,6 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: Some(whole.clone()),
             borrowed: false,
-            pooled: 0,
         }))
     }
 
@@ -376,7 +343,6 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: None,
             borrowed: true,
-            pooled: 0,
         }
     }
 
@@ -399,9 +365,6 @@ impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         // A part leaves the freeing to its allocation's last reference.
         if self.ptr != 0 && self.whole.is_none() && !self.borrowed {
-            if self.pooled > 0 && self.dev.keep_small(self.pooled, self.ptr) {
-                return;
-            }
             if let Ok(_g) = self.dev.enter() {
                 // SAFETY: ptr came from cuMemAlloc in this context and is freed once.
                 let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
