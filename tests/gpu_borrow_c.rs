@@ -120,7 +120,12 @@ impl Caller {
         }
         // SAFETY: live handle and matrix.
         let s = unsafe {
-            tessera_analyze(self.handle, m, TESSERA_ALGORITHM_CSR_VECTOR, TESSERA_TUNING_NONE)
+            tessera_analyze(
+                self.handle,
+                m,
+                TESSERA_ALGORITHM_CSR_VECTOR,
+                TESSERA_TUNING_NONE,
+            )
         };
         // SAFETY: destroyed once (a success leaves the last error as it is).
         unsafe { tessera_destroy_matrix(m) };
@@ -237,7 +242,12 @@ fn auto_builds_its_format_from_borrowed_arrays_and_refreshes_it_on_update() {
             assert_eq!(before.algorithm, want, "{spec}: {}", params(&before));
             assert!(params(&before).contains("brc"), "{}", params(&before));
         } else {
-            assert_eq!(before.algorithm, TESSERA_ALGORITHM_HOLA, "{}", params(&before));
+            assert_eq!(
+                before.algorithm,
+                TESSERA_ALGORITHM_HOLA,
+                "{}",
+                params(&before)
+            );
         }
         c.product(&h, m, &c.a, &format!("{spec} before the swap"));
         // SAFETY: live handle and matrix.

@@ -113,7 +113,11 @@ fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
         if let Err(p) = r {
             std::panic::resume_unwind(p);
         }
-        assert_eq!(end, sys::CUresult::CUDA_SUCCESS, "the capture was invalidated");
+        assert_eq!(
+            end,
+            sys::CUresult::CUDA_SUCCESS,
+            "the capture was invalidated"
+        );
         let mut exec = std::ptr::null_mut();
         assert_eq!(
             sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
@@ -156,9 +160,21 @@ fn stages(spec: &str) {
     assert!(info.params.contains("check runs"), "{}", info.params);
 
     // Gated products on the create's stream, on another, and a graph captured now.
-    product(&h, &m, &a, &format!("{name} while the check runs, stream 1"), 1);
+    product(
+        &h,
+        &m,
+        &a,
+        &format!("{name} while the check runs, stream 1"),
+        1,
+    );
     h.set_stream(s2 as usize).unwrap();
-    product(&h, &m, &a, &format!("{name} while the check runs, stream 2"), 2);
+    product(
+        &h,
+        &m,
+        &a,
+        &format!("{name} while the check runs, stream 2"),
+        2,
+    );
     let x = x_for(a.cols(), 3);
     let dx = DeviceVec::from_slice(&dev, &x).unwrap();
     let gy = DeviceVec::from_slice(&dev, &vec![f64::NAN; a.rows()]).unwrap();
@@ -240,7 +256,13 @@ fn products_right_after_create_and_analyze_on_another_stream_are_right() {
         // analysis queued on stream 1.
         h.set_stream(s2 as usize).unwrap();
         for k in 0..3 {
-            product(&h, &m, &a, &format!("{name}, product {k} on stream 2"), 10 + k);
+            product(
+                &h,
+                &m,
+                &a,
+                &format!("{name}, product {k} on stream 2"),
+                10 + k,
+            );
         }
     }
     h.set_stream(0).unwrap();

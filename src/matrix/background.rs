@@ -490,7 +490,10 @@ impl<M: Send + 'static> Forms<M> {
     ) {
         // Failed (kept for info), already swapped, or (finish on a dropped race) not ready.
         if !matches!(*st, State::Ready { .. }) {
-            if !matches!(*st, State::Waiting { .. } | State::Fetch | State::Host | State::Device) {
+            if !matches!(
+                *st,
+                State::Waiting { .. } | State::Fetch | State::Host | State::Device
+            ) {
                 bg.shared.finished.store(false, Ordering::Release);
                 bg.shared.done.store(true, Ordering::Release);
             }

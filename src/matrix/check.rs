@@ -92,16 +92,19 @@ pub(crate) fn prepare(dev: &Arc<cuda::Device>) -> Result<()> {
         return Ok(());
     }
     cuda::import::prepare_deferred_checks(dev)?;
-    HolaGpu::<f64>::load_kernels(dev, hola_params::fixed_rule(&before_check(&DeviceCsr {
-        rows: 1,
-        cols: 1,
-        nnz: 1,
-        row_ptr: 0,
-        col_ind: 0,
-        values: 0,
-        is64: false,
-        base: crate::types::IndexBase::Zero,
-    })))
+    HolaGpu::<f64>::load_kernels(
+        dev,
+        hola_params::fixed_rule(&before_check(&DeviceCsr {
+            rows: 1,
+            cols: 1,
+            nnz: 1,
+            row_ptr: 0,
+            col_ind: 0,
+            values: 0,
+            is64: false,
+            base: crate::types::IndexBase::Zero,
+        })),
+    )
 }
 
 impl<T: Scalar> Matrix<T> {
@@ -109,10 +112,7 @@ impl<T: Scalar> Matrix<T> {
     /// queued and not waited for (this module's header says when its outcome is read). A
     /// matrix with int64 indices or no rows, or when every check slot is taken, is checked
     /// before this returns, as `borrow_device` does (`Ok(None)`: unsorted columns).
-    pub fn borrow_device_deferred(
-        handle: &Handle,
-        p: &DeviceCsr,
-    ) -> Result<Option<Self>> {
+    pub fn borrow_device_deferred(handle: &Handle, p: &DeviceCsr) -> Result<Option<Self>> {
         let writes = super::BorrowedWrites::Announced;
         let (Some(dev), false, crate::types::IndexBase::Zero) = (handle.cuda(), p.is64, p.base)
         else {
@@ -255,11 +255,16 @@ impl<T: Scalar> Matrix<T> {
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
         super::trace(|| {
-            format!("analyze: hola in {:.1} us, while the arrays' check runs", analysis_ms * 1e3)
+            format!(
+                "analyze: hola in {:.1} us, while the arrays' check runs",
+                analysis_ms * 1e3
+            )
         });
         self.analysis = Some(super::Analysis {
             analysis_ms,
-            auto_note: "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; ".into(),
+            auto_note:
+                "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; "
+                    .into(),
         });
         Ok(true)
     }
@@ -320,20 +325,24 @@ impl<T: Scalar> Matrix<T> {
         stats: RowStats,
     ) -> Result<()> {
         let sm = dev.sm_count();
-        let (now, later) = match select::background_plan(&stats, Algorithm::Auto, Tuning::None, false, sm) {
-            Some((now, later)) if select::spare_core() => {
-                let from = if methods::needs_host_csr(later, Tuning::None, &stats) {
-                    select::BuildFrom::Download
-                } else {
-                    select::BuildFrom::Device
-                };
-                (now, Some((later, select::background_start_after(later, from))))
-            }
-            // One core: the light method (analyze would build BRC's device form at once; a
-            // product does not).
-            Some((now, _)) => (now, None),
-            None => (select::heuristic(&stats, false, sm), None),
-        };
+        let (now, later) =
+            match select::background_plan(&stats, Algorithm::Auto, Tuning::None, false, sm) {
+                Some((now, later)) if select::spare_core() => {
+                    let from = if methods::needs_host_csr(later, Tuning::None, &stats) {
+                        select::BuildFrom::Download
+                    } else {
+                        select::BuildFrom::Device
+                    };
+                    (
+                        now,
+                        Some((later, select::background_start_after(later, from))),
+                    )
+                }
+                // One core: the light method (analyze would build BRC's device form at once; a
+                // product does not).
+                Some((now, _)) => (now, None),
+                None => (select::heuristic(&stats, false, sm), None),
+            };
         let mut bgs = Vec::new();
         let made = match now {
             Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),
@@ -351,7 +360,9 @@ impl<T: Scalar> Matrix<T> {
         super::trace(|| {
             format!(
                 "the arrays' check: sound; AUTO: {now}{}",
-                later.map_or(String::new(), |(t, a)| format!(", then {t} after {a} products"))
+                later.map_or(String::new(), |(t, a)| format!(
+                    ", then {t} after {a} products"
+                ))
             )
         });
         if !bgs.is_empty() {

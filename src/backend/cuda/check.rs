@@ -159,7 +159,12 @@ pub struct DeferredCheck {
 
 impl std::fmt::Debug for DeferredCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DeferredCheck(slot {}, {:?})", self.slot, self.outcome.get())
+        write!(
+            f,
+            "DeferredCheck(slot {}, {:?})",
+            self.slot,
+            self.outcome.get()
+        )
     }
 }
 

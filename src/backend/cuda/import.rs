@@ -9,8 +9,7 @@ use super::check::{CheckSlab, DeferredCheck};
 use super::device::Scratch;
 use super::kernels::{self, KernelSpec};
 use super::{
-    copy_to_device, copy_to_host, launch, Device, DeviceBuffer, Event, Function, KernelArgs,
-    Stream,
+    copy_to_device, copy_to_host, launch, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
@@ -292,7 +291,15 @@ pub fn inspect_deferred(
     // last check, which has finished, left them zero) and only this check uses them; its
     // result words and verdict are writable (host memory mapped for the device, device
     // memory).
-    unsafe { launch_inspect(dev, stream, p, (&kernel.0, kernel.1), [status, result, verdict]) }?;
+    unsafe {
+        launch_inspect(
+            dev,
+            stream,
+            p,
+            (&kernel.0, kernel.1),
+            [status, result, verdict],
+        )
+    }?;
     event.record(stream)?;
     crate::backend::trace(2, || {
         format!(
@@ -301,7 +308,9 @@ pub fn inspect_deferred(
             t0.elapsed().as_secs_f64() * 1e6
         )
     });
-    Ok(Some(DeferredCheck::new(dev, slot, event, stream, *p, verdict)))
+    Ok(Some(DeferredCheck::new(
+        dev, slot, event, stream, *p, verdict,
+    )))
 }
 
 /// The row statistics from an inspection's result words, as [`inspect`] gives them.

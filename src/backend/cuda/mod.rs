@@ -44,6 +44,6 @@ pub use memory::{
 };
 pub(crate) use stream::is_capturing;
 pub use stream::{
-    check_stream, relax_capture_mode, synchronize, with_relaxed_capture, Event, OwnedStream,
-    Ready, Stream, Timer,
+    check_stream, relax_capture_mode, synchronize, with_relaxed_capture, Event, OwnedStream, Ready,
+    Stream, Timer,
 };
