@@ -199,14 +199,33 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 // arrays hold fewer than 2^31 of each, so position + 8 * 1024 cannot wrap in 32 bits). 32-bit
 // positions for int32 arrays keep the kernel at full occupancy (64-bit ones took 64 registers
 // per thread, half the SM's warps, and the kernel ran at 28% of the DRAM bandwidth).
-template <typename I, typename N>
+// STARTS (util_inspect_starts_i32 only): also HOLA's block row starts for `npb` non-zeros per
+// block (what hola_row_starts computes: starts[b] = the row holding non-zero b*npb, starts[0] =
+// 0, starts[nblocks] = rows; written only by rows found sound, so never out of bounds), and
+// zeroes `zero[0, nzero)` (HOLA's carry workspace): a provisional HOLA over arrays still under
+// check then needs no launch of its own (src/matrix/check.rs).
+template <typename I, typename N, bool STARTS>
 __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, long long cols_,
                                              long long base_, long long tiles,
                                              const I *__restrict__ row_ptr,
                                              const I *__restrict__ col_ind,
                                              unsigned long long *__restrict__ status,
                                              unsigned long long *__restrict__ result,
-                                             unsigned *__restrict__ verdict) {
+                                             unsigned *__restrict__ verdict,
+                                             int *__restrict__ starts = nullptr,
+                                             long long npb = 1, long long nblocks = 0,
+                                             int *__restrict__ zero = nullptr,
+                                             long long nzero = 0) {
+    if (STARTS) {
+        const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+        for (long long z = t0; z < nzero; z += (long long)gridDim.x * blockDim.x) {
+            zero[z] = 0;
+        }
+        if (t0 == 0) {
+            starts[0] = 0;
+            starts[nblocks] = (int)rows_;
+        }
+    }
     const int U = UTIL_INSPECT_UNROLL;
     const N rows = (N)rows_, nnz = (N)nnz_;
     const I base = (I)base_, cols = (I)cols_;
@@ -242,6 +261,11 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                     if (len == 0) {
                         ++empty;
                     } else {
+                        if (STARTS) {
+                            long long blk = ((long long)a[j] + npb - 1) / npb;
+                            blk = blk < 1 ? 1 : blk;
+                            for (; blk <= ((long long)b[j] - 1) / npb; ++blk) starts[blk] = (int)i;
+                        }
                         const I c0 = col_ind[a[j]];
                         spread += (unsigned long long)((long long)col_ind[b[j] - 1] - c0 + 1);
                         if (a[j] > 0 && col_ind[a[j] - 1] > c0) ++bdesc;
@@ -339,8 +363,18 @@ extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long 
                                             unsigned long long *__restrict__ status,
                                             unsigned long long *__restrict__ result,
                                             unsigned *__restrict__ verdict) {
-    util_inspect<int, unsigned>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status, result,
-                                verdict);
+    util_inspect<int, unsigned, false>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status,
+                                       result, verdict);
+}
+
+extern "C" __global__ void util_inspect_starts_i32(
+    long long rows, long long nnz, long long cols, long long base, long long tiles,
+    const int *__restrict__ row_ptr, const int *__restrict__ col_ind,
+    unsigned long long *__restrict__ status, unsigned long long *__restrict__ result,
+    unsigned *__restrict__ verdict, int *__restrict__ starts, long long npb, long long nblocks,
+    int *__restrict__ zero, long long nzero) {
+    util_inspect<int, unsigned, true>(rows, nnz, cols, base, tiles, row_ptr, col_ind, status,
+                                      result, verdict, starts, npb, nblocks, zero, nzero);
 }
 
 extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long long cols,
@@ -350,6 +384,6 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
                                             unsigned long long *__restrict__ status,
                                             unsigned long long *__restrict__ result,
                                             unsigned *__restrict__ verdict) {
-    util_inspect<long long, unsigned long long>(rows, nnz, cols, base, tiles, row_ptr, col_ind,
-                                                status, result, verdict);
+    util_inspect<long long, unsigned long long, false>(rows, nnz, cols, base, tiles, row_ptr,
+                                                       col_ind, status, result, verdict);
 }

@@ -158,6 +158,13 @@ fn stages(spec: &str) {
     assert_eq!(info.algorithm, Algorithm::Hola, "{name}: {}", info.params);
     assert!(m.is_provisional(), "{name}");
     assert!(info.params.contains("check runs"), "{}", info.params);
+    // A small matrix's provisional HOLA lives in the check's slot, prepared by its kernel.
+    assert_eq!(
+        info.params.contains("from the check's kernel"),
+        a.nnz() <= 100_000,
+        "{name}: {}",
+        info.params
+    );
 
     // Gated products on the create's stream, on another, and a graph captured now.
     product(
@@ -356,7 +363,7 @@ fn with_every_check_slot_taken_a_create_waits_for_its_check() {
     let arrays = Arrays::of(&h, &a);
     let _held = Held::new();
     let mut ms = Vec::new();
-    for _ in 0..1100 {
+    for _ in 0..300 {
         let mut m = Matrix::<f64>::borrow_device_deferred(&h, &arrays.descr())
             .unwrap()
             .unwrap();
@@ -364,12 +371,13 @@ fn with_every_check_slot_taken_a_create_waits_for_its_check() {
         ms.push(m);
     }
     let provisional = ms.iter().filter(|m| m.is_provisional()).count();
+    // 256 slots (a few may be held by matrices of other tests' handles still alive).
     assert!(
-        (1000..1100).contains(&provisional),
-        "{provisional} of 1100 matrices got a check slot"
+        (200..=256).contains(&provisional),
+        "{provisional} of 300 matrices got a check slot"
     );
-    for (i, m) in ms.iter().enumerate().step_by(97) {
-        product(&h, m, &a, &format!("matrix {i} of 1100"), i as u64);
+    for (i, m) in ms.iter().enumerate().step_by(29) {
+        product(&h, m, &a, &format!("matrix {i} of 300"), i as u64);
     }
     let last = ms.last().unwrap();
     assert!(!last.is_provisional(), "the last create had no slot left");

@@ -20,13 +20,14 @@
 
 use super::background::{Background, Phases};
 use super::{Gpu, Matrix};
+use crate::backend::cuda::check::{Fuse, WORK_BYTES};
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::import::DeviceCsr;
 use crate::backend::cuda::{self, OwnedStream, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use crate::methods::hola::cuda::HolaGpu;
+use crate::methods::hola::cuda::{self as hola_cuda, HolaGpu};
 use crate::methods::hola::params as hola_params;
 use crate::methods::{self, GpuMethod, Request};
 use crate::scalar::Scalar;
@@ -120,11 +121,23 @@ impl<T: Scalar> Matrix<T> {
         };
         let stream = handle.cuda_stream();
         let t0 = std::time::Instant::now();
-        let Some(check) = cuda::import::inspect_deferred(dev, stream, p)? else {
+        let stats = before_check(p);
+        // A small matrix's provisional HOLA lives in the check's slot: the check's kernel
+        // writes its row starts and zeroes its carry workspace (no allocation, no launch).
+        let params = hola_params::fixed_rule(&stats);
+        let fuse =
+            hola_cuda::workspace_layout::<T>(params, p.nnz, dev.sm_count(), WORK_BYTES).map(|l| {
+                Fuse {
+                    npb: params.npb(),
+                    nblocks: l.blocks,
+                    carry_at: l.carry_at,
+                    carry_bytes: l.carry_bytes,
+                }
+            });
+        let Some(check) = cuda::import::inspect_deferred(dev, stream, p, fuse)? else {
             return Self::borrow_device(handle, p, writes);
         };
         let t1 = std::time::Instant::now();
-        let stats = before_check(p);
         // The transposed product's launch depends on the mean row length alone.
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
         let gpu = GpuCsr::borrowed(
@@ -231,8 +244,14 @@ impl<T: Scalar> Matrix<T> {
         self.values_failed = None;
         let params = hola_params::fixed_rule(&self.stats);
         let stream = handle.cuda_stream();
-        let method: Box<dyn GpuMethod<T>> =
-            Box::new(HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?);
+        let in_slot = c.workspace().and_then(|w| {
+            hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
+                .map(|l| (w, l))
+        });
+        let method: Box<dyn GpuMethod<T>> = Box::new(match in_slot {
+            Some(work) => HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?,
+            None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
+        });
         let ready = cuda::Ready::record(dev, stream)?;
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
         // matrix without long rows swaps in without a wait.

@@ -19,9 +19,15 @@ use cudarc::driver::sys;
 use std::sync::{Arc, OnceLock};
 
 /// Slots of a device's check slab: checks whose matrix is alive at once.
-pub(crate) const SLOTS: usize = 1024;
-/// Words of a slot: 12 accumulators (kernels/util.cu), then the verdict (a 32-bit word).
+pub(crate) const SLOTS: usize = 256;
+/// Words of a slot's head: 12 accumulators (kernels/util.cu), then the verdict (a 32-bit
+/// word); the slot's workspace follows.
 const SLOT_WORDS: usize = 16;
+/// Bytes of a slot's workspace: lent to the provisional method of a small matrix (HOLA's row
+/// starts, which the check's kernel writes, and its carry workspace, which it zeroes).
+pub const WORK_BYTES: usize = 12 << 10;
+/// Bytes of a slot in device memory.
+const SLOT_BYTES: usize = SLOT_WORDS * 8 + WORK_BYTES;
 /// Word of the verdict in a device slot.
 const VERDICT_WORD: usize = 12;
 /// Words of a slot's result in host memory (11 used).
@@ -53,7 +59,7 @@ impl CheckSlab {
             free: (0..SLOTS as u32).rev().collect(),
         };
         let made = (|| -> Result<()> {
-            let bytes = SLOTS * SLOT_WORDS * 8;
+            let bytes = SLOTS * SLOT_BYTES;
             // SAFETY (each call): the context is current; valid out-pointers; the memset and
             // the wait cover the allocation just made.
             check(
@@ -114,15 +120,16 @@ impl CheckSlab {
         self.free.pop()
     }
 
-    /// The device address of slot `i`'s accumulators, its verdict word, and the device
-    /// address of its result words (host memory).
-    pub(crate) fn addresses(&self, i: u32) -> (u64, u64, u64) {
-        let d = self.dev + (i as usize * SLOT_WORDS * 8) as u64;
-        (
+    /// The device addresses of slot `i`'s accumulators, its verdict word, its result words
+    /// (host memory) and its workspace.
+    pub(crate) fn addresses(&self, i: u32) -> [u64; 4] {
+        let d = self.dev + (i as usize * SLOT_BYTES) as u64;
+        [
             d,
             d + (VERDICT_WORD * 8) as u64,
             self.host_dev + (i as usize * RESULT_WORDS * 8) as u64,
-        )
+            d + (SLOT_WORDS * 8) as u64,
+        ]
     }
 
     /// Slot `i`'s result words, once its kernel has run.
@@ -154,6 +161,8 @@ pub struct DeferredCheck {
     p: DeviceCsr,
     /// The verdict word's device address (the products' gate).
     verdict: u64,
+    /// The slot's workspace, when the check's kernel filled it ([`Fuse`]).
+    work: Option<u64>,
     outcome: OnceLock<Result<Option<RowStats>>>,
 }
 
@@ -166,6 +175,22 @@ impl std::fmt::Debug for DeferredCheck {
             self.outcome.get()
         )
     }
+}
+
+/// What the check's kernel also prepares in its slot's workspace for a provisional HOLA of
+/// `npb` non-zeros per block and `nblocks` blocks: the row starts at offset 0 (`nblocks + 1`
+/// int32), and zeroes `carry_bytes` at `carry_at` (the caller's layout; it must fit in
+/// [`WORK_BYTES`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Fuse {
+    /// Non-zeros per block.
+    pub npb: usize,
+    /// Blocks.
+    pub nblocks: usize,
+    /// Offset of the workspace to zero.
+    pub carry_at: usize,
+    /// Bytes to zero (a multiple of 4).
+    pub carry_bytes: usize,
 }
 
 /// Test hook: while set, [`DeferredCheck::poll`] answers "not yet" for every check.
@@ -185,7 +210,8 @@ impl DeferredCheck {
         event: Event,
         stream: Stream,
         p: DeviceCsr,
-        verdict: u64,
+        [verdict, work]: [u64; 2],
+        fused: bool,
     ) -> DeferredCheck {
         DeferredCheck {
             dev: dev.clone(),
@@ -194,8 +220,14 @@ impl DeferredCheck {
             stream,
             p,
             verdict,
+            work: fused.then_some(work),
             outcome: OnceLock::new(),
         }
+    }
+
+    /// The slot's workspace, filled by the check's kernel as the create's [`Fuse`] asked.
+    pub fn workspace(&self) -> Option<u64> {
+        self.work
     }
 
     /// The device address of the verdict word: the gate of products launched before the

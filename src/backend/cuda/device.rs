@@ -53,7 +53,7 @@ pub(crate) struct Scratch {
     /// The inspection kernel (`util_inspect_i32`, `util_inspect_i64`) and how many of its
     /// blocks fit on an SM, looked up at the first inspection (each lookup is a driver call on
     /// a borrowed create's path).
-    pub(crate) inspect: [Option<(Function, usize)>; 2],
+    pub(crate) inspect: [Option<(Function, usize)>; 3],
     /// The deferred checks' slots, made at the first ([`super::check`]).
     pub(crate) checks: Option<super::check::CheckSlab>,
 }
@@ -403,7 +403,7 @@ impl Drop for Device {
         let scratch = {
             let g = self.scratch.get_mut().unwrap_or_else(|p| p.into_inner());
             // The cached inspection kernels' module unloads here, while the context lives.
-            g.inspect = [None, None];
+            g.inspect = [None, None, None];
             if let Some(mut slab) = g.checks.take() {
                 if let Ok(_c) = CtxGuard::enter(self.ctx) {
                     slab.release();

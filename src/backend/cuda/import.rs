@@ -5,7 +5,7 @@
 //! checking them there. Columns unsorted within a row are reported, not sorted: the caller
 //! then takes the host path, which sorts.
 
-use super::check::{CheckSlab, DeferredCheck};
+use super::check::{CheckSlab, DeferredCheck, Fuse, WORK_BYTES};
 use super::device::Scratch;
 use super::kernels::{self, KernelSpec};
 use super::{
@@ -161,7 +161,7 @@ pub fn inspect(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<Optio
 fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result<[u64; STATUS]> {
     let t0 = std::time::Instant::now();
     let mut scratch = dev.scratch()?;
-    let (inspect_fn, resident) = inspect_kernel(dev, &mut scratch, p.is64)?;
+    let (inspect_fn, resident) = inspect_kernel(dev, &mut scratch, p.is64 as usize)?;
     if !scratch.zero {
         // First use, or a use that failed half-way: cleared on this stream (a synchronous
         // memset would break another thread's graph capture).
@@ -172,7 +172,7 @@ fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result
     let words = [scratch.addr, scratch.addr + RESULT_AT, 0];
     // SAFETY: the accumulators and the result are the scratch memory (SCRATCH_WORDS words,
     // zero), held by this guard until the read-back; no verdict.
-    unsafe { launch_inspect(dev, stream, p, (&inspect_fn, resident), words) }?;
+    unsafe { launch_inspect(dev, stream, p, (&inspect_fn, resident), words, None) }?;
     let t1 = std::time::Instant::now();
     let mut status = [0u64; STATUS];
     copy_to_host(dev, stream, scratch.addr + RESULT_AT, &mut status)?;
@@ -188,37 +188,46 @@ fn inspection_status(dev: &Arc<Device>, stream: Stream, p: &DeviceCsr) -> Result
     Ok(status)
 }
 
-/// `util_inspect_{i32,i64}` for the index width and how many of its blocks fit on an SM,
+/// The inspection kernels: int32, int64, and int32 also writing HOLA's row starts ([`Fuse`]).
+const INSPECT_KERNELS: [&str; 3] = [
+    "util_inspect_i32",
+    "util_inspect_i64",
+    "util_inspect_starts_i32",
+];
+
+/// `util_inspect_*` ([`INSPECT_KERNELS`]`[which]`) and how many of its blocks fit on an SM,
 /// looked up once per device (kept in its scratch guard).
 fn inspect_kernel(
     dev: &Arc<Device>,
     scratch: &mut Scratch,
-    is64: bool,
+    which: usize,
 ) -> Result<(Function, usize)> {
-    let which = is64 as usize;
     if let Some(known) = &scratch.inspect[which] {
         return Ok(known.clone());
     }
     let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
-    let f = util.function(["util_inspect_i32", "util_inspect_i64"][which])?;
+    let f = util.function(INSPECT_KERNELS[which])?;
     let known = (f.clone(), f.resident_blocks(dev, BLOCK));
     scratch.inspect[which] = Some(known.clone());
     Ok(known)
 }
 
 /// Launches `util_inspect` over `p` (rows > 0) on `stream` with its words at `[accumulators,
-/// result, verdict]` (device addresses; verdict 0 for none).
+/// result, verdict]` (device addresses; verdict 0 for none), and with `fuse` HOLA's row starts
+/// and a zeroed range in the workspace at the address given with it.
 ///
 /// # Safety
 /// The accumulators are 12 zero words no other launch in flight uses, the result 11 writable
 /// words, the verdict (if not 0) a writable 32-bit word; `p`'s arrays were checked by the
-/// caller for rows + 1 and nnz indices of their width.
+/// caller for rows + 1 and nnz indices of their width; with `fuse`, `nblocks + 1` int32 at the
+/// workspace and its `carry_bytes` at `carry_at` are writable and used by nothing in flight.
 unsafe fn launch_inspect(
     dev: &Arc<Device>,
     stream: Stream,
     p: &DeviceCsr,
     (f, resident): (&Function, usize),
     [status, result, verdict]: [u64; 3],
+    fuse: Option<(Fuse, u64)>,
 ) -> Result<()> {
     let tiles = inspect_tiles(p.rows, p.nnz, dev.sm_count() as usize);
     let args = KernelArgs::new()
@@ -232,13 +241,24 @@ unsafe fn launch_inspect(
         .push(status)
         .push(result)
         .push(verdict);
+    let args = match fuse {
+        None => args,
+        Some((f, work)) => args
+            .push(work)
+            .push(f.npb as i64)
+            .push(f.nblocks as i64)
+            .push(work + f.carry_at as u64)
+            .push((f.carry_bytes / 4) as i64),
+    };
     // As many blocks as are resident at once (each takes its tiles in turn): a second wave
     // would start late with as many tiles as the first.
     let blocks = tiles.min(resident * dev.sm_count().max(1) as usize);
     // SAFETY: util_inspect_{i32,i64}(long long rows, long long nnz, long long cols, long long
     // base, long long tiles, const I* row_ptr, const I* col_ind, unsigned long long* status,
-    // unsigned long long* result, unsigned* verdict): the kernel reads col_ind only within
-    // 0..nnz; the words as this function's contract says.
+    // unsigned long long* result, unsigned* verdict) and util_inspect_starts_i32(the same, int*
+    // starts, long long npb, long long nblocks, int* zero, long long nzero): the kernel reads
+    // col_ind only within 0..nnz and writes starts only for rows it found sound; the words and
+    // the workspace as this function's contract says.
     unsafe { launch(dev, f, blocks, BLOCK, stream, args) }
 }
 
@@ -247,8 +267,8 @@ unsafe fn launch_inspect(
 /// paid when a handle opens the device instead.
 pub fn prepare_deferred_checks(dev: &Arc<Device>) -> Result<()> {
     let mut scratch = dev.scratch()?;
-    for is64 in [false, true] {
-        inspect_kernel(dev, &mut scratch, is64)?;
+    for which in 0..INSPECT_KERNELS.len() {
+        inspect_kernel(dev, &mut scratch, which)?;
     }
     if scratch.checks.is_none() {
         let _c = dev.enter()?;
@@ -258,20 +278,29 @@ pub fn prepare_deferred_checks(dev: &Arc<Device>) -> Result<()> {
 }
 
 /// Queues the check of `p` on `stream` without waiting for it ([`DeferredCheck`]): the
-/// kernel's result goes to a slot of the device's check slab. `Ok(None)` when there is nothing
-/// to queue (no rows: [`inspect`] checks row_ptr itself) or every slot is taken: the caller
-/// checks synchronously then.
+/// kernel's result goes to a slot of the device's check slab, and with `fuse` (int32 arrays; a
+/// layout that fits the slot's workspace) it also prepares a provisional HOLA there.
+/// `Ok(None)` when there is nothing to queue (no rows: [`inspect`] checks row_ptr itself) or
+/// every slot is taken: the caller checks synchronously then.
 pub fn inspect_deferred(
     dev: &Arc<Device>,
     stream: Stream,
     p: &DeviceCsr,
+    fuse: Option<Fuse>,
 ) -> Result<Option<DeferredCheck>> {
     if p.rows == 0 {
         return Ok(None);
     }
+    let fuse = fuse.filter(|f| {
+        !p.is64
+            && f.carry_bytes % 4 == 0
+            && (f.nblocks + 1) * 4 <= f.carry_at
+            && f.carry_at + f.carry_bytes <= WORK_BYTES
+    });
     let t0 = std::time::Instant::now();
     let mut scratch = dev.scratch()?;
-    let kernel = inspect_kernel(dev, &mut scratch, p.is64)?;
+    let which = if fuse.is_some() { 2 } else { p.is64 as usize };
+    let kernel = inspect_kernel(dev, &mut scratch, which)?;
     if scratch.checks.is_none() {
         let _c = dev.enter()?;
         scratch.checks = Some(CheckSlab::new(stream)?);
@@ -282,7 +311,7 @@ pub fn inspect_deferred(
     let Some(slot) = slab.take() else {
         return Ok(None);
     };
-    let (status, verdict, result) = slab.addresses(slot);
+    let [status, verdict, result, work] = slab.addresses(slot);
     drop(scratch);
     // A failure from here on keeps the slot out of the free list (its accumulators may not be
     // zero).
@@ -290,7 +319,8 @@ pub fn inspect_deferred(
     // SAFETY: the slot's accumulators are zero (the slab was zeroed, and the kernel of its
     // last check, which has finished, left them zero) and only this check uses them; its
     // result words and verdict are writable (host memory mapped for the device, device
-    // memory).
+    // memory); with `fuse`, the starts and the zeroed range fit the slot's workspace (checked
+    // above), which only this check's matrix uses.
     unsafe {
         launch_inspect(
             dev,
@@ -298,6 +328,7 @@ pub fn inspect_deferred(
             p,
             (&kernel.0, kernel.1),
             [status, result, verdict],
+            fuse.map(|f| (f, work)),
         )
     }?;
     event.record(stream)?;
@@ -309,7 +340,13 @@ pub fn inspect_deferred(
         )
     });
     Ok(Some(DeferredCheck::new(
-        dev, slot, event, stream, *p, verdict,
+        dev,
+        slot,
+        event,
+        stream,
+        *p,
+        [verdict, work],
+        fuse.is_some(),
     )))
 }
 

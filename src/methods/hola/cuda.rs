@@ -128,6 +128,41 @@ struct Carry {
     ring: SlotRing,
 }
 
+/// Bytes of one carry slot for `blocks` blocks: two partial sums (T) then a counter per block,
+/// 256-byte aligned.
+fn carry_slot_bytes<T: Scalar>(blocks: usize) -> usize {
+    (2 * blocks * std::mem::size_of::<T>() + 4 * blocks).next_multiple_of(256)
+}
+
+/// Where a provisional HOLA's row starts and carry workspace lie in workspace memory given to
+/// it (`crate::matrix`'s deferred check: a slot of the device's check slab, filled by the
+/// check's kernel): offsets in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Blocks of the grid (non-zeros per block: the parameters' NPB).
+    pub blocks: usize,
+    /// Offset of the carry workspace (the row starts are at 0).
+    pub carry_at: usize,
+    /// Bytes of the carry workspace (zeroed by the check's kernel).
+    pub carry_bytes: usize,
+}
+
+/// The [`Layout`] of parameters `p` over `nnz` entries in `bytes` of workspace, on a device of
+/// `sm` SMs: `None` when it does not fit or the grid would not run in carry mode.
+pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
+    let blocks = p.blocks(nnz);
+    if blocks == 0 || !params::carry_mode(blocks, sm) {
+        return None;
+    }
+    let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
+    let carry_bytes = CARRY_RING * carry_slot_bytes::<T>(blocks);
+    (carry_at + carry_bytes <= bytes).then_some(Layout {
+        blocks,
+        carry_at,
+        carry_bytes,
+    })
+}
+
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
 /// workspace.
 struct OnDevice {
@@ -155,8 +190,7 @@ impl OnDevice {
         let t1 = std::time::Instant::now();
         let blocks = p.blocks(csr.nnz());
         let carry = params::carry_mode(blocks, dev.sm_count());
-        // Slots 256-byte aligned (the partial sums are T).
-        let one = (2 * blocks * std::mem::size_of::<T>() + 4 * blocks).next_multiple_of(256);
+        let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
         // the first product's path).
         let [starts, buf] = DeviceBuffer::alloc_parts(
@@ -462,6 +496,47 @@ impl<T: Scalar> HolaGpu<T> {
         })
     }
 
+    /// As [`HolaGpu::prepare_gated`], with its row starts and carry workspace already made in
+    /// workspace memory at `work` laid out as `layout` ([`workspace_layout`]; the check's
+    /// kernel wrote the starts and zeroed the workspace): no allocation, no launch. The memory
+    /// is not the method's: it must outlive it.
+    pub fn prepare_in_place(
+        dev: &Arc<Device>,
+        csr: &GpuCsr<T>,
+        p: Params,
+        gate: u64,
+        (work, layout): (u64, Layout),
+    ) -> Result<Self> {
+        if layout.blocks != p.blocks(csr.nnz()) {
+            return Err(Error::Internal(format!(
+                "a HOLA workspace laid out for {} blocks, used for {}",
+                layout.blocks,
+                p.blocks(csr.nnz())
+            )));
+        }
+        let ready = OnDevice {
+            params: p,
+            kernels: load::<T>(dev, p)?,
+            starts: DeviceBuffer::borrowed(dev, work, (layout.blocks + 1) * 4),
+            work: Some(Carry {
+                buf: DeviceBuffer::borrowed(dev, work + layout.carry_at as u64, layout.carry_bytes),
+                one: carry_slot_bytes::<T>(layout.blocks),
+                ring: SlotRing::new(dev, CARRY_RING)?,
+            }),
+            blocks: layout.blocks,
+            gate,
+        };
+        let text = format!(
+            "{p} blocks={} carry (while the arrays' check runs: parameters from the mean row length alone; row starts from the check's kernel)",
+            ready.blocks
+        );
+        Ok(HolaGpu {
+            ready,
+            text,
+            _t: PhantomData,
+        })
+    }
+
     /// Loads the kernels of parameters `p` on `dev` (kept by the device), without a matrix.
     pub fn load_kernels(dev: &Arc<Device>, p: Params) -> Result<()> {
         load::<T>(dev, p).map(|_| ())
@@ -501,8 +576,10 @@ impl<T: Scalar> GpuMethod<T> for HolaGpu<T> {
         self.ready.spmvt(csr, stream, alpha, x, beta, y)
     }
 
+    // Workspace lent by the check slab (prepare_in_place) is the device's, not the matrix's.
     fn device_bytes(&self) -> usize {
-        self.ready.starts.bytes() + self.ready.work.as_ref().map_or(0, |c| c.buf.bytes())
+        self.ready.starts.owned_bytes()
+            + self.ready.work.as_ref().map_or(0, |c| c.buf.owned_bytes())
     }
 
     fn describe(&self) -> String {
