@@ -158,10 +158,11 @@ fn stages(spec: &str) {
     assert_eq!(info.algorithm, Algorithm::Hola, "{name}: {}", info.params);
     assert!(m.is_provisional(), "{name}");
     assert!(info.params.contains("check runs"), "{}", info.params);
-    // A small matrix's provisional HOLA lives in the check's slot, prepared by its kernel.
+    // A small matrix's provisional HOLA (up to about 140 blocks of 1024 entries) lives in the
+    // check's slot, prepared by its kernel.
     assert_eq!(
         info.params.contains("from the check's kernel"),
-        a.nnz() <= 100_000,
+        a.nnz() <= 140_000,
         "{name}: {}",
         info.params
     );
