@@ -126,8 +126,13 @@ pub fn background_plan(
 /// instead of taking its time. MPI launchers commonly bind each rank to one core. Measured on
 /// the H100 machine with two ranks bound to one core each (PETSc, 3D Laplacian 128³): the
 /// background build of BRC made the first solve 0.83 s against 0.67 s without it.
+///
+/// Read once per process (`available_parallelism` reads the cgroup's files, tens of
+/// microseconds that a first product would otherwise pay): an affinity changed later is not
+/// seen.
 pub fn spare_core() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+    static SPARE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SPARE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
 }
 
 /// False when `TESSERA_BACKGROUND_BUILD` is `0` (or `off`, `false`, `no`).

@@ -85,6 +85,41 @@ fn before_check(p: &DeviceCsr) -> RowStats {
     }
 }
 
+/// The provisional HOLA's parameters for a matrix of these sizes (its fixed rule on what is
+/// known before the check).
+fn provisional_params(s: &RowStats) -> hola_params::Params {
+    hola_params::fixed_rule(&RowStats {
+        std_dev: 0.0,
+        min: 0,
+        max: s.nnz,
+        empty_rows: 0,
+        col_spread: s.cols as f64,
+        ..*s
+    })
+}
+
+/// What AUTO with TUNING_NONE runs for these statistics, as analyze decides it: the method over
+/// the CSR arrays, and the heavy format to build in the background and after how many
+/// products (none with one core: analyze would build BRC's device form at once, which a
+/// product does not).
+fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Option<(Algorithm, u64)>) {
+    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm) {
+        Some((now, later)) if select::spare_core() => {
+            let from = if methods::needs_host_csr(later, Tuning::None, stats) {
+                select::BuildFrom::Download
+            } else {
+                select::BuildFrom::Device
+            };
+            (
+                now,
+                Some((later, select::background_start_after(later, from))),
+            )
+        }
+        Some((now, _)) => (now, None),
+        None => (select::heuristic(stats, false, sm), None),
+    }
+}
+
 /// What a handle that opens `dev` prepares for deferred checks (unless `TESSERA_CHECK=sync`):
 /// the check slab, the inspection kernels and the provisional HOLA's kernels, loaded once per
 /// device rather than on a first create's path.
@@ -219,7 +254,11 @@ impl<T: Scalar> Matrix<T> {
             && select::background_enabled()
             && !self.reads_arrays_only();
         let t0 = std::time::Instant::now();
-        if !eligible || self.settle_check(handle, false)? {
+        let settled = eligible && self.settle_check(handle, false)?;
+        if settled && self.analyze_in_slot(handle)? {
+            return Ok(true);
+        }
+        if !eligible || settled {
             self.settle_check(handle, true)?;
             crate::backend::trace(2, || {
                 format!(
@@ -242,7 +281,7 @@ impl<T: Scalar> Matrix<T> {
         self.host = None;
         self.gpu = None;
         self.values_failed = None;
-        let params = hola_params::fixed_rule(&self.stats);
+        let params = provisional_params(&self.stats);
         let stream = handle.cuda_stream();
         let in_slot = c.workspace().and_then(|w| {
             hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
@@ -284,6 +323,57 @@ impl<T: Scalar> Matrix<T> {
             auto_note:
                 "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; "
                     .into(),
+        });
+        Ok(true)
+    }
+
+    /// At analyze, the check's outcome read and sound: when AUTO's choice is HOLA with the
+    /// parameters the check's slot was laid out for, and no heavy format follows, that HOLA
+    /// runs from the slot (its row starts written by the check's kernel: no allocation, no
+    /// launch) for good (`Ok(true)`); otherwise `Ok(false)` (analyze goes on).
+    fn analyze_in_slot(&mut self, handle: &Handle) -> Result<bool> {
+        let (Some(dev), Some(csr), Some(c)) = (handle.cuda(), self.dcsr.clone(), &self.check)
+        else {
+            return Ok(false);
+        };
+        let params = provisional_params(&self.stats);
+        let fits = c.workspace().and_then(|w| {
+            hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
+                .map(|l| (w, l))
+        });
+        let Some(work) = fits else {
+            return Ok(false);
+        };
+        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None)
+            || hola_params::fixed_rule(&self.stats) != params
+        {
+            return Ok(false);
+        }
+        let start = std::time::Instant::now();
+        let gate = c.gate();
+        self.analysis = None;
+        self.host = None;
+        self.gpu = None;
+        self.values_failed = None;
+        let method: Box<dyn GpuMethod<T>> =
+            Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?);
+        let ready = cuda::Ready::record(dev, handle.cuda_stream())?;
+        self.gpu = Some(Gpu {
+            forms: super::Forms::new(Algorithm::Hola, method),
+            csr,
+            provisional: None,
+            ready,
+        });
+        let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
+        super::trace(|| {
+            format!(
+                "analyze: hola in {:.1} us, from the check's slot",
+                analysis_ms * 1e3
+            )
+        });
+        self.analysis = Some(super::Analysis {
+            analysis_ms,
+            auto_note: String::new(),
         });
         Ok(true)
     }
@@ -343,25 +433,7 @@ impl<T: Scalar> Matrix<T> {
         prov: &Provisional<T>,
         stats: RowStats,
     ) -> Result<()> {
-        let sm = dev.sm_count();
-        let (now, later) =
-            match select::background_plan(&stats, Algorithm::Auto, Tuning::None, false, sm) {
-                Some((now, later)) if select::spare_core() => {
-                    let from = if methods::needs_host_csr(later, Tuning::None, &stats) {
-                        select::BuildFrom::Download
-                    } else {
-                        select::BuildFrom::Device
-                    };
-                    (
-                        now,
-                        Some((later, select::background_start_after(later, from))),
-                    )
-                }
-                // One core: the light method (analyze would build BRC's device form at once; a
-                // product does not).
-                Some((now, _)) => (now, None),
-                None => (select::heuristic(&stats, false, sm), None),
-            };
+        let (now, later) = auto_plan(&stats, dev.sm_count());
         let mut bgs = Vec::new();
         let made = match now {
             Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),

@@ -296,9 +296,20 @@ impl DeferredCheck {
 impl Drop for DeferredCheck {
     fn drop(&mut self) {
         // The slot is reused only after its kernel has run (a slot whose kernel failed keeps
-        // accumulators that may not be zero: never reused).
+        // accumulators that may not be zero: never reused), and, when its workspace was lent to
+        // a method, after every product that may use it (as freeing the method's own memory
+        // would wait: cuMemFree synchronizes).
         if self.event.synchronize().is_err() {
             return;
+        }
+        if self.work.is_some() {
+            let Ok(_g) = self.dev.enter() else {
+                return;
+            };
+            // SAFETY: the device's context is current.
+            if unsafe { sys::cuCtxSynchronize() } != sys::CUresult::CUDA_SUCCESS {
+                return;
+            }
         }
         if let Ok(mut g) = self.dev.scratch() {
             if let Some(slab) = &mut g.checks {

@@ -22,6 +22,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxGetCurrent",
     "cuCtxPopCurrent_v2",
     "cuCtxPushCurrent_v2",
+    "cuCtxSynchronize",
     "cuDeviceGet",
     "cuDeviceGetAttribute",
     "cuDeviceGetCount",
