@@ -12,7 +12,9 @@ mod common;
 
 use common::background::{new_values, wait_until_built};
 
-use common::gpu::{destroy_stream, gpu, new_stream, queued_products_on_streams, whole_device};
+use common::gpu::{
+    capture, destroy_stream, gpu, launch, new_stream, queued_products_on_streams, whole_device,
+};
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use std::sync::mpsc;
@@ -40,49 +42,6 @@ fn product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed:
     .unwrap();
     let y = dy.to_vec(h.cuda_stream()).unwrap();
     assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
-}
-
-/// Begins a global-mode capture on `stream`, runs `f`, ends it and returns the instantiated
-/// graph.
-fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
-    // SAFETY: a live stream of ours, idle; the graph is checked, instantiated and destroyed.
-    unsafe {
-        assert_eq!(
-            sys::cuStreamBeginCapture_v2(
-                stream,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
-            ),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        // The capture ends even when `f` fails, so that a failure stays this test's own (a
-        // stream left capturing in global mode fails every other test's allocations).
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-        let mut graph = std::ptr::null_mut();
-        let end = sys::cuStreamEndCapture(stream, &mut graph);
-        if let Err(p) = r {
-            std::panic::resume_unwind(p);
-        }
-        assert_eq!(
-            end,
-            sys::CUresult::CUDA_SUCCESS,
-            "the capture was invalidated"
-        );
-        let mut exec = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        sys::cuGraphDestroy(graph);
-        exec
-    }
-}
-
-fn launch(exec: sys::CUgraphExec, stream: sys::CUstream) {
-    // SAFETY: a live graph exec and stream.
-    assert_eq!(
-        unsafe { sys::cuGraphLaunch(exec, stream) },
-        sys::CUresult::CUDA_SUCCESS
-    );
 }
 
 /// Every stage of a gated swap from `now` to `later`, on two streams, with graphs.

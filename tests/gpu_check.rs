@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::gpu::{destroy_stream, gpu, new_stream, whole_device};
+use common::gpu::{capture, destroy_stream, gpu, launch, new_stream, whole_device};
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use tessera::backend::cuda::check::hold_checks;
@@ -95,39 +95,6 @@ fn product(h: &Handle, m: &Matrix<f64>, a: &Csr<f64>, what: &str, seed: u64) {
     assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
 }
 
-/// Begins a global-mode capture on `stream`, runs `f`, ends it and returns the instantiated
-/// graph.
-fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
-    // SAFETY: a live stream of ours, idle; the graph is checked, instantiated and destroyed.
-    unsafe {
-        assert_eq!(
-            sys::cuStreamBeginCapture_v2(
-                stream,
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
-            ),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-        let mut graph = std::ptr::null_mut();
-        let end = sys::cuStreamEndCapture(stream, &mut graph);
-        if let Err(p) = r {
-            std::panic::resume_unwind(p);
-        }
-        assert_eq!(
-            end,
-            sys::CUresult::CUDA_SUCCESS,
-            "the capture was invalidated"
-        );
-        let mut exec = std::ptr::null_mut();
-        assert_eq!(
-            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
-            sys::CUresult::CUDA_SUCCESS
-        );
-        sys::cuGraphDestroy(graph);
-        exec
-    }
-}
-
 /// AUTO's method for `a` from a create that waits for its check, once its background build
 /// (if any) has swapped in.
 fn waited_choice(h: &Handle, a: &Csr<f64>) -> Algorithm {
@@ -192,11 +159,7 @@ fn stages(spec: &str) {
             .unwrap()
     });
     let replay = |a: &Csr<f64>, what: &str| {
-        // SAFETY: a live graph exec and stream.
-        assert_eq!(
-            unsafe { sys::cuGraphLaunch(graph, s2) },
-            sys::CUresult::CUDA_SUCCESS
-        );
+        launch(graph, s2);
         let y = gy.to_vec(Stream(s2 as usize)).unwrap();
         assert_product(what, a, Operation::NonTranspose, 1.0, &x, 0.0, &zeros, &y);
     };

@@ -275,15 +275,12 @@ impl<T: Scalar> Matrix<T> {
             ));
         };
         let start = std::time::Instant::now();
-        let gate = c.gate();
+        let (gate, workspace) = (c.gate(), c.workspace());
         // The old analysis goes first, as analyze_with does.
-        self.analysis = None;
-        self.host = None;
-        self.gpu = None;
-        self.values_failed = None;
+        self.drop_analysis();
         let params = provisional_params(&self.stats);
         let stream = handle.cuda_stream();
-        let in_slot = c.workspace().and_then(|w| {
+        let in_slot = workspace.and_then(|w| {
             hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
                 .map(|l| (w, l))
         });
@@ -301,30 +298,45 @@ impl<T: Scalar> Matrix<T> {
             deterministic: false,
         };
         let light = methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok();
+        let provisional = Provisional {
+            params,
+            started: AtomicBool::new(false),
+            light: std::sync::Mutex::new(light),
+        };
+        self.install_hola(
+            (csr, method, ready),
+            Some(provisional),
+            start,
+            "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; ",
+        );
+        Ok(true)
+    }
+
+    /// Makes HOLA `method` over `csr` the matrix's analysis (what analyze queued marked by
+    /// `ready`), provisional or not, as analyze_with records one.
+    fn install_hola(
+        &mut self,
+        (csr, method, ready): (Arc<GpuCsr<T>>, Box<dyn GpuMethod<T>>, cuda::Ready),
+        provisional: Option<Provisional<T>>,
+        start: std::time::Instant,
+        auto_note: &str,
+    ) {
+        let kind = match provisional {
+            Some(_) => "while the arrays' check runs",
+            None => "from the check's slot",
+        };
         self.gpu = Some(Gpu {
             forms: super::Forms::new(Algorithm::Hola, method),
             csr,
-            provisional: Some(Provisional {
-                params,
-                started: AtomicBool::new(false),
-                light: std::sync::Mutex::new(light),
-            }),
+            provisional,
             ready,
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
-        super::trace(|| {
-            format!(
-                "analyze: hola in {:.1} us, while the arrays' check runs",
-                analysis_ms * 1e3
-            )
-        });
+        super::trace(|| format!("analyze: hola in {:.1} us, {kind}", analysis_ms * 1e3));
         self.analysis = Some(super::Analysis {
             analysis_ms,
-            auto_note:
-                "AUTO: HOLA while the arrays' check runs, then the method its statistics choose; "
-                    .into(),
+            auto_note: auto_note.into(),
         });
-        Ok(true)
     }
 
     /// At analyze, the check's outcome read and sound: when AUTO's choice is HOLA with the
@@ -351,30 +363,11 @@ impl<T: Scalar> Matrix<T> {
         }
         let start = std::time::Instant::now();
         let gate = c.gate();
-        self.analysis = None;
-        self.host = None;
-        self.gpu = None;
-        self.values_failed = None;
+        self.drop_analysis();
         let method: Box<dyn GpuMethod<T>> =
             Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?);
         let ready = cuda::Ready::record(dev, handle.cuda_stream())?;
-        self.gpu = Some(Gpu {
-            forms: super::Forms::new(Algorithm::Hola, method),
-            csr,
-            provisional: None,
-            ready,
-        });
-        let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
-        super::trace(|| {
-            format!(
-                "analyze: hola in {:.1} us, from the check's slot",
-                analysis_ms * 1e3
-            )
-        });
-        self.analysis = Some(super::Analysis {
-            analysis_ms,
-            auto_note: String::new(),
-        });
+        self.install_hola((csr, method, ready), None, start, "");
         Ok(true)
     }
 

@@ -326,6 +326,14 @@ impl<T: Scalar> Matrix<T> {
         self.analyze_with(handle, now, Tuning::None, Some(later))
     }
 
+    /// Drops the analysis (the matrix is then not analyzed) and what a failed value update left.
+    fn drop_analysis(&mut self) {
+        self.analysis = None;
+        self.host = None;
+        self.gpu = None;
+        self.values_failed = None;
+    }
+
     fn analyze_with(
         &mut self,
         handle: &Handle,
@@ -357,10 +365,7 @@ impl<T: Scalar> Matrix<T> {
         }
         // The old analysis goes first, so that its memory can be reused; if this analysis
         // fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
-        self.analysis = None;
-        self.host = None;
-        self.gpu = None;
-        self.values_failed = None;
+        self.drop_analysis();
         // No form gated by a check is left: its slot goes back (its outcome was kept).
         self.check = None;
         let deterministic = handle.deterministic();

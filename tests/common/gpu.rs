@@ -116,3 +116,47 @@ pub fn shared_device() -> RwLockReadGuard<'static, ()> {
 pub fn whole_device() -> RwLockWriteGuard<'static, ()> {
     DEVICE.write().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Begins a global-mode capture on `stream`, runs `f`, ends it and returns the instantiated
+/// graph.
+pub fn capture(stream: sys::CUstream, f: impl FnOnce()) -> sys::CUgraphExec {
+    // SAFETY: a live stream of ours, idle; the graph is checked, instantiated and destroyed.
+    unsafe {
+        assert_eq!(
+            sys::cuStreamBeginCapture_v2(
+                stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+            ),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        // The capture ends even when `f` fails, so that a failure stays this test's own (a
+        // stream left capturing in global mode fails every other test's allocations).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        let mut graph = std::ptr::null_mut();
+        let end = sys::cuStreamEndCapture(stream, &mut graph);
+        if let Err(p) = r {
+            std::panic::resume_unwind(p);
+        }
+        assert_eq!(
+            end,
+            sys::CUresult::CUDA_SUCCESS,
+            "the capture was invalidated"
+        );
+        let mut exec = std::ptr::null_mut();
+        assert_eq!(
+            sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+            sys::CUresult::CUDA_SUCCESS
+        );
+        sys::cuGraphDestroy(graph);
+        exec
+    }
+}
+
+/// Launches an instantiated graph on `stream`.
+pub fn launch(exec: sys::CUgraphExec, stream: sys::CUstream) {
+    // SAFETY: a live graph exec and stream.
+    assert_eq!(
+        unsafe { sys::cuGraphLaunch(exec, stream) },
+        sys::CUresult::CUDA_SUCCESS
+    );
+}
