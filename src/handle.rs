@@ -61,9 +61,11 @@ impl Handle {
         let cuda = match backend {
             BackendKind::Cuda => {
                 let dev = Device::open(device)?;
-                // The check slab and the kernels a first create and analyze use (a failure to
+                // The deferred checks' slab and kernels, made once per device (a failure to
                 // load them is the handle's: no product would run).
-                crate::matrix::prepare_deferred_checks(&dev)?;
+                if crate::backend::cuda::deferred_checks() {
+                    crate::backend::cuda::import::prepare_deferred_checks(&dev)?;
+                }
                 Some(dev)
             }
             BackendKind::Host => None,

@@ -59,10 +59,6 @@ pub(crate) fn unsorted() -> Error {
     )
 }
 
-/// True unless `TESSERA_CHECK` is `sync`: the borrowed create then checks before it returns.
-pub fn deferred_checks() -> bool {
-    !std::env::var("TESSERA_CHECK").is_ok_and(|v| v.trim().eq_ignore_ascii_case("sync"))
-}
 
 /// What is known of a matrix before its check: its sizes and mean row length; the longest row
 /// taken as all of it and the columns as spread over all (what HOLA's fixed rule then picks is
@@ -118,29 +114,6 @@ fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Option<(Algorithm, u64)>)
         Some((now, _)) => (now, None),
         None => (select::heuristic(stats, false, sm), None),
     }
-}
-
-/// What a handle that opens `dev` prepares for deferred checks (unless `TESSERA_CHECK=sync`):
-/// the check slab, the inspection kernels and the provisional HOLA's kernels, loaded once per
-/// device rather than on a first create's path.
-pub(crate) fn prepare(dev: &Arc<cuda::Device>) -> Result<()> {
-    if !deferred_checks() {
-        return Ok(());
-    }
-    cuda::import::prepare_deferred_checks(dev)?;
-    HolaGpu::<f64>::load_kernels(
-        dev,
-        hola_params::fixed_rule(&before_check(&DeviceCsr {
-            rows: 1,
-            cols: 1,
-            nnz: 1,
-            row_ptr: 0,
-            col_ind: 0,
-            values: 0,
-            is64: false,
-            base: crate::types::IndexBase::Zero,
-        })),
-    )
 }
 
 impl<T: Scalar> Matrix<T> {

@@ -14,8 +14,8 @@ pub use workers::running_builds;
 
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
-pub use check::deferred_checks;
-pub(crate) use check::{prepare as prepare_deferred_checks, unsorted};
+pub use crate::backend::cuda::deferred_checks;
+pub(crate) use check::unsorted;
 pub use create::CreatePath;
 
 use crate::backend::cuda::csr::GpuCsr;

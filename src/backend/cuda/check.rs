@@ -18,6 +18,11 @@ use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use std::sync::{Arc, OnceLock};
 
+/// True unless `TESSERA_CHECK` is `sync`: the borrowed create then checks before it returns.
+pub fn deferred_checks() -> bool {
+    !std::env::var("TESSERA_CHECK").is_ok_and(|v| v.trim().eq_ignore_ascii_case("sync"))
+}
+
 /// Slots of a device's check slab: checks whose matrix is alive at once.
 pub(crate) const SLOTS: usize = 256;
 /// Words of a slot's head: 12 accumulators (kernels/util.cu), then the verdict (a 32-bit
@@ -25,7 +30,7 @@ pub(crate) const SLOTS: usize = 256;
 const SLOT_WORDS: usize = 16;
 /// Bytes of a slot's workspace: lent to the provisional method of a small matrix (HOLA's row
 /// starts, which the check's kernel writes, and its carry workspace, which it zeroes).
-pub const WORK_BYTES: usize = 12 << 10;
+pub(crate) const WORK_BYTES: usize = 12 << 10;
 /// Bytes of a slot in device memory.
 const SLOT_BYTES: usize = SLOT_WORDS * 8 + WORK_BYTES;
 /// Word of the verdict in a device slot.

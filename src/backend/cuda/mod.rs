@@ -20,6 +20,7 @@
 pub mod builtin;
 pub mod cache;
 pub mod check;
+pub use check::deferred_checks;
 pub mod csr;
 mod device;
 #[doc(hidden)]

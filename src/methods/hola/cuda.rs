@@ -537,11 +537,6 @@ impl<T: Scalar> HolaGpu<T> {
         })
     }
 
-    /// Loads the kernels of parameters `p` on `dev` (kept by the device), without a matrix.
-    pub fn load_kernels(dev: &Arc<Device>, p: Params) -> Result<()> {
-        load::<T>(dev, p).map(|_| ())
-    }
-
     /// The parameters in use.
     pub fn params(&self) -> Params {
         self.ready.params
