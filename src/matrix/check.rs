@@ -59,7 +59,6 @@ pub(crate) fn unsorted() -> Error {
     )
 }
 
-
 /// What is known of a matrix before its check: its sizes and mean row length; the longest row
 /// taken as all of it and the columns as spread over all (what HOLA's fixed rule then picks is
 /// its general split).

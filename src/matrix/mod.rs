@@ -12,9 +12,9 @@ mod workers;
 #[doc(hidden)]
 pub use workers::running_builds;
 
+pub use crate::backend::cuda::deferred_checks;
 pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
-pub use crate::backend::cuda::deferred_checks;
 pub(crate) use check::unsorted;
 pub use create::CreatePath;
 
