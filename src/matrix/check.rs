@@ -52,6 +52,24 @@ impl<T: Scalar> std::fmt::Debug for Provisional<T> {
     }
 }
 
+/// A check's outcome as the matrix's statistics, or the error every call then returns.
+fn outcome(o: &Result<Option<RowStats>>) -> Result<RowStats> {
+    match o {
+        Err(e) => Err(e.clone()),
+        Ok(None) => Err(unsorted()),
+        Ok(Some(s)) => Ok(*s),
+    }
+}
+
+/// The provisional HOLA's layout in a check slot's workspace (`None`: it does not fit).
+fn slot_layout<T: Scalar>(
+    dev: &cuda::Device,
+    params: hola_params::Params,
+    nnz: usize,
+) -> Option<hola_cuda::Layout> {
+    hola_cuda::workspace_layout::<T>(params, nnz, dev.sm_count(), WORK_BYTES)
+}
+
 /// The error of a matrix read in place whose columns are unsorted in some row.
 pub(crate) fn unsorted() -> Error {
     Error::NotSupported(
@@ -132,15 +150,12 @@ impl<T: Scalar> Matrix<T> {
         // A small matrix's provisional HOLA lives in the check's slot: the check's kernel
         // writes its row starts and zeroes its carry workspace (no allocation, no launch).
         let params = hola_params::fixed_rule(&stats);
-        let fuse =
-            hola_cuda::workspace_layout::<T>(params, p.nnz, dev.sm_count(), WORK_BYTES).map(|l| {
-                Fuse {
-                    npb: params.npb(),
-                    nblocks: l.blocks,
-                    carry_at: l.carry_at,
-                    carry_bytes: l.carry_bytes,
-                }
-            });
+        let fuse = slot_layout::<T>(dev, params, p.nnz).map(|l| Fuse {
+            npb: params.npb(),
+            nblocks: l.blocks,
+            carry_at: l.carry_at,
+            carry_bytes: l.carry_bytes,
+        });
         let Some(check) = cuda::import::inspect_deferred(dev, stream, p, fuse)? else {
             return Self::borrow_device(handle, p, writes);
         };
@@ -183,10 +198,8 @@ impl<T: Scalar> Matrix<T> {
         };
         match outcome {
             None => Ok(false),
-            Some(Err(e)) => Err(e.clone()),
-            Some(Ok(None)) => Err(unsorted()),
-            Some(Ok(Some(s))) => {
-                self.stats = *s;
+            Some(o) => {
+                self.stats = self::outcome(o)?;
                 Ok(true)
             }
         }
@@ -252,10 +265,7 @@ impl<T: Scalar> Matrix<T> {
         self.drop_analysis();
         let params = provisional_params(&self.stats);
         let stream = handle.cuda_stream();
-        let in_slot = workspace.and_then(|w| {
-            hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
-                .map(|l| (w, l))
-        });
+        let in_slot = workspace.zip(slot_layout::<T>(dev, params, csr.nnz()));
         let method: Box<dyn GpuMethod<T>> = Box::new(match in_slot {
             Some(work) => HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?,
             None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
@@ -321,11 +331,7 @@ impl<T: Scalar> Matrix<T> {
             return Ok(false);
         };
         let params = provisional_params(&self.stats);
-        let fits = c.workspace().and_then(|w| {
-            hola_cuda::workspace_layout::<T>(params, csr.nnz(), dev.sm_count(), WORK_BYTES)
-                .map(|l| (w, l))
-        });
-        let Some(work) = fits else {
+        let Some(work) = c.workspace().zip(slot_layout::<T>(dev, params, csr.nnz())) else {
             return Ok(false);
         };
         if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None)
@@ -355,25 +361,21 @@ impl<T: Scalar> Matrix<T> {
         let Some(c) = &self.check else {
             return Ok(());
         };
-        match c.known() {
-            Some(Err(e)) => return Err(e.clone()),
-            Some(Ok(None)) => return Err(unsorted()),
-            _ => {}
-        }
         let prov = gpu.provisional.as_ref();
-        if c.known().is_some() && prov.is_none_or(|p| p.started.load(Ordering::Acquire)) {
-            return Ok(());
+        if let Some(o) = c.known() {
+            outcome(o)?;
+            if prov.is_none_or(|p| p.started.load(Ordering::Acquire)) {
+                return Ok(());
+            }
         }
         if cuda::is_capturing(dev, stream)? {
-            // No event query in a capture: the host waits (this once) for the check, so that a
-            // replay runs after it; a later product reads the outcome.
-            return cuda::with_relaxed_capture(|| c.synchronize());
+            // No event query in a capture: `order` waits on the host (this once) for the check,
+            // so that a replay runs after it; a later product reads the outcome.
+            return c.order(stream);
         }
         let stats = match c.poll(stream) {
             None => return c.order(stream),
-            Some(Err(e)) => return Err(e.clone()),
-            Some(Ok(None)) => return Err(unsorted()),
-            Some(Ok(Some(s))) => *s,
+            Some(o) => outcome(o)?,
         };
         let Some(prov) = &gpu.provisional else {
             return Ok(());

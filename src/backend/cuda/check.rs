@@ -12,7 +12,7 @@
 //! its kernel has run; with every slot taken a create checks synchronously instead.
 
 use super::import::{self, DeviceCsr};
-use super::{check, Device, Event, Stream};
+use super::{check, Device, Ready, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use cudarc::driver::sys;
@@ -160,9 +160,8 @@ impl CheckSlab {
 pub struct DeferredCheck {
     dev: Arc<Device>,
     slot: u32,
-    /// Recorded after the kernel, on the create's stream.
-    event: Event,
-    stream: Stream,
+    /// Marks the kernel, on the create's stream.
+    ready: Ready,
     p: DeviceCsr,
     /// The verdict word's device address (the products' gate).
     verdict: u64,
@@ -212,8 +211,7 @@ impl DeferredCheck {
     pub(super) fn new(
         dev: &Arc<Device>,
         slot: u32,
-        event: Event,
-        stream: Stream,
+        ready: Ready,
         p: DeviceCsr,
         [verdict, work]: [u64; 2],
         fused: bool,
@@ -221,8 +219,7 @@ impl DeferredCheck {
         DeferredCheck {
             dev: dev.clone(),
             slot,
-            event,
-            stream,
+            ready,
             p,
             verdict,
             work: fused.then_some(work),
@@ -250,7 +247,7 @@ impl DeferredCheck {
         if HOLD.load(std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
-        match self.event.is_done() {
+        match self.ready.is_done() {
             Ok(false) => None,
             Ok(true) => Some(self.read(stream)),
             Err(e) => Some(self.outcome.get_or_init(|| Err(e))),
@@ -262,15 +259,10 @@ impl DeferredCheck {
         if let Some(o) = self.outcome.get() {
             return o;
         }
-        if let Err(e) = self.event.synchronize() {
+        if let Err(e) = self.ready.synchronize() {
             return self.outcome.get_or_init(|| Err(e));
         }
         self.read(stream)
-    }
-
-    /// Waits for the check's kernel (its outcome is read later).
-    pub fn synchronize(&self) -> Result<()> {
-        self.event.synchronize()
     }
 
     /// The outcome, if it has been read.
@@ -279,9 +271,9 @@ impl DeferredCheck {
     }
 
     /// Orders `stream` after the check (a product on another stream than the create's,
-    /// launched before the outcome is known): see [`order_after`].
+    /// launched before the outcome is known): [`Ready::order`].
     pub fn order(&self, stream: Stream) -> Result<()> {
-        order_after(&self.event, self.stream, stream)
+        self.ready.order(stream)
     }
 
     fn read(&self, stream: Stream) -> &Result<Option<RowStats>> {
@@ -304,7 +296,7 @@ impl Drop for DeferredCheck {
         // accumulators that may not be zero: never reused), and, when its workspace was lent to
         // a method, after every product that may use it (as freeing the method's own memory
         // would wait: cuMemFree synchronizes).
-        if self.event.synchronize().is_err() {
+        if self.ready.synchronize().is_err() {
             return;
         }
         if self.work.is_some() {
@@ -322,18 +314,4 @@ impl Drop for DeferredCheck {
             }
         }
     }
-}
-
-/// Orders work queued next on `stream` after `event` (recorded on `on`): nothing on the same
-/// stream or once the event has completed; on the device (`cuStreamWaitEvent`) otherwise,
-/// except on a stream being captured into a graph, where the host waits for the event instead
-/// (a capture cannot depend on work recorded outside it).
-pub fn order_after(event: &Event, on: Stream, stream: Stream) -> Result<()> {
-    if stream.same_queue(on) || event.is_done()? {
-        return Ok(());
-    }
-    if super::is_capturing(event.device(), stream)? {
-        return event.synchronize();
-    }
-    event.wait_on(stream)
 }

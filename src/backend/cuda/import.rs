@@ -9,7 +9,7 @@ use super::check::{CheckSlab, DeferredCheck, Fuse, WORK_BYTES};
 use super::device::Scratch;
 use super::kernels::{self, KernelSpec};
 use super::{
-    copy_to_device, copy_to_host, launch, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    copy_to_device, copy_to_host, launch, Device, DeviceBuffer, Function, KernelArgs, Ready, Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
@@ -315,7 +315,6 @@ pub fn inspect_deferred(
     drop(scratch);
     // A failure from here on keeps the slot out of the free list (its accumulators may not be
     // zero).
-    let event = Event::for_ordering(dev)?;
     // SAFETY: the slot's accumulators are zero (the slab was zeroed, and the kernel of its
     // last check, which has finished, left them zero) and only this check uses them; its
     // result words and verdict are writable (host memory mapped for the device, device
@@ -331,7 +330,7 @@ pub fn inspect_deferred(
             fuse.map(|f| (f, work)),
         )
     }?;
-    event.record(stream)?;
+    let ready = Ready::record(dev, stream)?;
     crate::backend::trace(2, || {
         format!(
             "deferred inspection of {} rows queued in {:.1} us",
@@ -342,8 +341,7 @@ pub fn inspect_deferred(
     Ok(Some(DeferredCheck::new(
         dev,
         slot,
-        event,
-        stream,
+        ready,
         *p,
         [verdict, work],
         fuse.is_some(),

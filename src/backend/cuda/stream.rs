@@ -185,11 +185,25 @@ impl Ready {
         }
         if is_capturing(&self.event.dev, stream)? {
             with_relaxed_capture(|| self.event.synchronize())?;
-        } else if !self.event.is_done()? {
+            self.done.store(true, Ordering::Release);
+        } else if !self.is_done()? {
             return self.event.wait_on(stream);
         }
-        self.done.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// True once the marked work has finished (never blocks; not on a stream being captured in
+    /// global mode, where an event query is refused).
+    pub fn is_done(&self) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        if self.done.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let done = self.event.is_done()?;
+        if done {
+            self.done.store(true, Ordering::Release);
+        }
+        Ok(done)
     }
 
     /// Waits on the host for the marked work.
@@ -272,11 +286,6 @@ impl Event {
             dev: dev.clone(),
             spare: false,
         })
-    }
-
-    /// The device whose context made the event.
-    pub fn device(&self) -> &Arc<Device> {
-        &self.dev
     }
 
     /// Records the event on `stream`.
