@@ -9,6 +9,12 @@
 // keep the buffer, so each product launches hola_prescale and the core kernel, or the core
 // kernel alone in carry mode).
 //
+// Rows crossing a block boundary: a row that spans two blocks belongs to the block where it
+// starts, which also reads the row's tail in the next block (HolaBlock, hola_tail); only rows
+// spanning three blocks or more are "shared" below and combined by one of the two paths. With
+// every row at most NPB + 1 long there are none: `hola_spmv` alone, one launch, no atomics on
+// y (params.rs: needs_combine).
+//
 // Kernels:
 //   hola_row_starts      one thread per row (Alg. 2): starts[blk] = the row holding non-zero
 //                        blk*NPB; starts[0] = 0 (leading empty rows belong to block 0) and
@@ -125,7 +131,8 @@ extern "C" __global__ void hola_row_starts(int rows, int nblocks, const int *__r
 
 // ---------------------------------------------------------------------------------------------
 // y = beta*y for rows shared between blocks, once per row: boundary b (1 <= b < nblocks) scales
-// its block's first row when that row began in block b-1 (its first crossing).
+// its block's first row when that row began in block b-1 (its first crossing) and goes on past
+// block b (a row ending in block b belongs to block b-1, which writes it: see HolaBlock).
 template <typename T>
 __device__ __forceinline__ void hola_prescale(int nblocks, const int *__restrict__ row_ptr,
                                               const int *__restrict__ starts, T *y, T beta) {
@@ -135,7 +142,7 @@ __device__ __forceinline__ void hola_prescale(int nblocks, const int *__restrict
     }
     const int r = starts[b];
     const long long a = row_ptr[r], bs = b * HOLA_NPB;
-    if (a < bs && a >= bs - HOLA_NPB) {
+    if (a < bs && a >= bs - HOLA_NPB && row_ptr[r + 1] > bs + HOLA_NPB) {
         y[r] = beta == T(0) ? T(0) : beta * y[r];
     }
 }
@@ -320,12 +327,21 @@ __device__ __forceinline__ void hola_multiply(int bn, int tid, const T (&val)[NP
 
 // ---------------------------------------------------------------------------------------------
 // The block's rows: [r0, r0 + nrows); whether the first/last is shared with a neighbour.
+//
+// Ownership: a row that spans exactly two blocks belongs to the block where it starts, which
+// reads the row's tail in the next block itself (`tail_end` > 0: entries [bs + NPB, tail_end),
+// fewer than NPB) and writes y plainly; the next block skips the row (`first_skip`). Only rows
+// spanning three blocks or more are shared (`first_shared`, `last_shared`): carried or added
+// with atomics. So a matrix whose rows are all at most NPB + 1 long has no shared row at all,
+// and runs as one launch without carry or prescale.
 struct HolaBlock {
-    long long bs; // first non-zero
-    int bn;       // non-zeros (NPB except in the last block)
-    int r0;       // first row
-    int nrows;    // rows in the block's range, empty ones included
-    bool first_shared, last_shared;
+    long long bs;       // first non-zero
+    long long tail_end; // end of the owned last row's tail in the next block (0: none)
+    int bn;             // non-zeros (NPB except in the last block)
+    int r0;             // first row
+    int nrows;          // rows in the block's range, empty ones included
+    bool first_shared, last_shared; // the first/last row spans three blocks or more
+    bool first_skip;                // the first row belongs to the previous block
 };
 
 __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
@@ -338,14 +354,47 @@ __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
     k.r0 = starts[b];
     int r1 = starts[nblocks]; // the row count
     k.last_shared = false;
+    k.tail_end = 0;
     if (b + 1 < nblocks) {
         const int rn = starts[b + 1];
-        k.last_shared = row_ptr[rn] < k.bs + HOLA_NPB;
-        r1 = k.last_shared ? rn + 1 : rn;
+        const long long a = row_ptr[rn];
+        if (a < k.bs + HOLA_NPB) { // row rn goes on in the next block
+            r1 = rn + 1;
+            const long long e = row_ptr[rn + 1];
+            if (a >= k.bs && e <= k.bs + 2 * HOLA_NPB) {
+                k.tail_end = e; // it starts here and ends in the next block: ours
+            } else {
+                k.last_shared = true;
+            }
+        }
     }
     k.nrows = r1 - k.r0;
-    k.first_shared = row_ptr[k.r0] < k.bs;
+    const long long a0 = row_ptr[k.r0];
+    const bool cont = a0 < k.bs; // the first row began in an earlier block
+    k.first_skip = cont && a0 >= k.bs - HOLA_NPB && row_ptr[k.r0 + 1] <= k.bs + HOLA_NPB;
+    k.first_shared = cont && !k.first_skip;
     return k;
+}
+
+// This thread's part of the owned last row's tail (k.tail_end > 0): entries
+// [bs + NPB, tail_end), strided over the block's threads so the loads coalesce. Issued with
+// the block's own gathers, so its latency overlaps theirs.
+template <typename T>
+__device__ __forceinline__ T hola_tail(const HolaBlock &k, const int *__restrict__ col_ind,
+                                       const T *__restrict__ values, const T *__restrict__ x) {
+    T s = T(0);
+    if (k.tail_end == 0) {
+        return s;
+    }
+    const long long p0 = k.bs + HOLA_NPB + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < NPT; ++j) {
+        const long long p = p0 + (long long)j * THREADS;
+        if (p < k.tail_end) {
+            s += __ldg(values + p) * __ldg(x + __ldg(col_ind + p));
+        }
+    }
+    return s;
 }
 
 // Alg. 4 (AssignRowsLocal): s_row[t] = local index of the row holding thread t's first
@@ -493,11 +542,15 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     T val[NPT], xs[NPT], prod[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
     hola_gather<T>(col, x, xs);
+    const T tail = hola_tail<T>(k, col_ind, values, x);
 
     if (k.nrows == 1) {
+        if (k.first_skip) {
+            return; // the previous block's row, ending here: it reads this part itself
+        }
         hola_multiply<T>(k.bn, tid, val, xs, prod);
         // One row (a long row's middle, §3.3): block-wide sum, one write.
-        T s = T(0);
+        T s = tail;
 #pragma unroll
         for (int j = 0; j < NPT; ++j) {
             s += prod[j];
@@ -524,12 +577,19 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
             s_acc[tid] = T(0);
         }
         for (int i = tid; i < k.nrows; i += THREADS) {
-            const bool shared = (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared);
+            const bool shared = (i == 0 && (k.first_shared || k.first_skip)) ||
+                                (i == k.nrows - 1 && k.last_shared);
             if (!shared) {
                 y[k.r0 + i] = beta == T(0) ? T(0) : beta * y[k.r0 + i];
             }
         }
         __syncthreads();
+        if (k.tail_end != 0) {
+            const T v = tessera_group_sum<32>(tail);
+            if (lane == 0) {
+                atomicAdd(y + k.r0 + k.nrows - 1, alpha * v);
+            }
+        }
         hola_multiply<T>(k.bn, tid, val, xs, prod);
         const long long p0 = k.bs + (long long)tid * NPT;
         const long long pend = k.bs + k.bn;
@@ -543,7 +603,9 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
                 if (p < pend) {
                     t += prod[j];
                     if (p + 1 == end || j == NPT - 1 || p + 1 == pend) {
-                        if (!CARRY) {
+                        if (r == k.r0 && k.first_skip) {
+                            // the previous block's row
+                        } else if (!CARRY) {
                             atomicAdd(y + r, alpha * t);
                         } else if (r == k.r0 && k.first_shared) {
                             atomicAdd(s_acc, t);
@@ -625,6 +687,12 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     } else if (open) {
         atomicAdd(s_out + row, t);
     }
+    if (k.tail_end != 0) {
+        const T v = tessera_group_sum<32>(tail);
+        if (lane == 0) {
+            atomicAdd(s_out + k.nrows - 1, v);
+        }
+    }
     __syncthreads();
     // Coalesced write of the buffer; a row shared with a neighbouring block is added with an
     // atomic (its y holds beta*y from hola_prescale) or carried.
@@ -632,7 +700,9 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     for (int i = tid; i < k.nrows; i += THREADS) {
         const int r = k.r0 + i;
         const T v = alpha * s_out[i];
-        if (!((i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared))) {
+        if (i == 0 && k.first_skip) {
+            // the previous block's row
+        } else if (!((i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared))) {
             y[r] = beta == T(0) ? v : v + beta * y[r];
         } else if (!CARRY) {
             atomicAdd(y + r, v);

@@ -234,10 +234,11 @@ impl Drop for World {
     }
 }
 
-/// The matrix every sweep uses: small (fast steps), rows of varied length (HOLA shares rows
-/// between blocks and runs in carry mode; BRC splits rows).
+/// The matrix every sweep uses: small (fast steps), rows of varied length, three of them
+/// spanning several blocks (HOLA shares rows between blocks and runs in carry mode; BRC splits
+/// rows).
 fn matrix() -> Csr<f64> {
-    tessera::io::load("gen:powerlaw:12,8,5").unwrap().1
+    tessera::io::load("gen:circuit:5000,5,3,5000,9").unwrap().1
 }
 
 /// A handle, the shared matrix, one analyzed matrix per method (f64) plus one f32, and the

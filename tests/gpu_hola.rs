@@ -150,10 +150,11 @@ fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
 }
 
 /// Captures y = alpha*A*x + beta*y into a CUDA graph on a non-default stream and replays it
-/// with new x: small grids run the one-launch carry kernel (its counters must be back at zero
-/// after every launch), large ones prescale + atomics.
+/// with new x in HOLA's three modes: no row longer than a block plus one (the core kernel
+/// alone), long rows on a small grid (the one-launch carry kernel: its counters must be back at
+/// zero after every launch), long rows on a large grid (prescale + atomics).
 #[test]
-fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
+fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
     let _device = common::gpu::whole_device();
     use cudarc::driver::sys;
     use tessera::backend::cuda::DeviceVec;
@@ -162,11 +163,15 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
     let dev = h.cuda().unwrap().clone();
     let stream = common::gpu::new_stream();
     h.set_stream(stream as usize).unwrap();
-    for spec in ["gen:powerlaw:12,8,5", "gen:circuit:200000,5,4,50000,3"] {
+    for (spec, mode) in [
+        ("gen:powerlaw:12,8,5", " one-launch"),
+        ("gen:circuit:20000,5,3,15000,9", " carry"),
+        ("gen:circuit:200000,5,4,50000,3", " prescale"),
+    ] {
         let (name, a) = tessera::io::load(spec).unwrap();
         let mut m = Matrix::from_csr(&h, a.clone());
         m.analyze(&h, Algorithm::Hola, Tuning::None).unwrap();
-        let carry = m.info().params.contains(" carry");
+        let params = m.info().params;
         let y0 = common::products::x_for(a.rows(), 9);
         let mut dx = DeviceVec::from_slice(&dev, &common::products::x_for(a.cols(), 1)).unwrap();
         let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
@@ -205,7 +210,7 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
             );
             let y = dy.to_vec(h.cuda_stream()).unwrap();
             common::products::assert_product(
-                &format!("{name} (carry mode: {carry}) graph replay {round}"),
+                &format!("{name} ({params}) graph replay {round}"),
                 &a,
                 Operation::NonTranspose,
                 2.0,
@@ -220,10 +225,7 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_both_modes() {
         unsafe {
             sys::cuGraphExecDestroy(exec);
         }
-        assert!(
-            carry == (spec == "gen:powerlaw:12,8,5"),
-            "{spec}: carry mode {carry}"
-        );
+        assert!(params.contains(mode), "{spec}: {params}, expected{mode}");
     }
     h.set_stream(0).unwrap();
     // No work of ours is left on the stream.

@@ -109,8 +109,9 @@ fn eight_threads_with_their_own_handles_and_streams_share_every_methods_matrices
     let Some(h) = gpu() else { return };
     let mut det = Handle::with_backend(BackendKind::Cuda, 0).unwrap();
     det.set_deterministic(true);
-    // Small (HOLA carry mode: at most 2 blocks per SM) and larger (HOLA prescale + atomics).
-    let specs = ["gen:powerlaw:12,8,5", "gen:random:40000,30000,12,4"];
+    // Long rows on a small grid (HOLA carry mode: the carry workspace's ring is what
+    // concurrent products share) and short rows on a larger one (HOLA's core kernel alone).
+    let specs = ["gen:circuit:5000,5,3,5000,9", "gen:random:40000,30000,12,4"];
     let mut mats = Vec::new();
     for spec in specs {
         for &alg in tessera::select::IMPLEMENTED {
@@ -193,7 +194,11 @@ fn eight_threads_with_their_own_handles_and_streams_share_every_methods_matrices
 fn products_of_every_method_queued_on_eight_streams_at_once_stay_apart() {
     let Some(h) = gpu() else { return };
     let rounds = if small() { 4 } else { 20 };
-    for spec in ["gen:powerlaw:12,8,5", "gen:random:40000,30000,12,4"] {
+    for spec in [
+        "gen:powerlaw:12,8,5",
+        "gen:circuit:5000,5,3,5000,9",
+        "gen:random:40000,30000,12,4",
+    ] {
         let (name, a) = tessera::io::load(spec).unwrap();
         for &alg in tessera::select::IMPLEMENTED {
             let mut m = Matrix::from_csr(&h, a.clone());

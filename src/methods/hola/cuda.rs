@@ -171,6 +171,9 @@ struct OnDevice {
     starts: DeviceBuffer,
     work: Option<Carry>,
     blocks: usize,
+    /// Rows may span three blocks or more ([`params::needs_combine`]): in carry mode they are
+    /// carried, otherwise `hola_prescale` runs before the core kernel.
+    combine: bool,
     /// The verdict word of the check its arrays were still under at analyze (0: none): every
     /// kernel takes it (`tessera_gated` in kernels/common.cuh).
     gate: u64,
@@ -183,13 +186,14 @@ impl OnDevice {
         csr: &GpuCsr<T>,
         p: Params,
         ev: Option<&(Event, Event)>,
-        gate: u64,
+        (gate, longest_row): (u64, Option<usize>),
     ) -> Result<Self> {
         let t0 = std::time::Instant::now();
         let kernels = load::<T>(dev, p)?;
         let t1 = std::time::Instant::now();
         let blocks = p.blocks(csr.nnz());
-        let carry = params::carry_mode(blocks, dev.sm_count());
+        let combine = params::needs_combine(longest_row, p.npb());
+        let carry = combine && params::carry_mode(blocks, dev.sm_count());
         let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
         // the first product's path).
@@ -227,12 +231,22 @@ impl OnDevice {
             starts,
             work,
             blocks,
+            combine,
             gate,
         })
     }
 
-    /// y = alpha*A*x + beta*y: `hola_spmv_carry` alone, or `hola_prescale` (when beta != 1 and
-    /// there are several blocks) then `hola_spmv`. alpha != 0 and nnz > 0 (the caller handles
+    /// How rows spanning three blocks or more are combined, for `describe`.
+    fn mode(&self) -> &'static str {
+        match (self.combine, self.work.is_some()) {
+            (false, _) => " one-launch (no row spans three blocks)",
+            (true, true) => " carry",
+            (true, false) => " prescale",
+        }
+    }
+
+    /// y = alpha*A*x + beta*y: `hola_spmv_carry` alone, or `hola_prescale` (when rows may be
+    /// shared, beta != 1 and there are several blocks) then `hola_spmv`. alpha != 0 and nnz > 0 (the caller handles
     /// the rest).
     #[allow(clippy::too_many_arguments)]
     fn spmv<T: Scalar>(
@@ -252,7 +266,7 @@ impl OnDevice {
             });
         }
         let (rp, _, _) = csr.arrays();
-        if self.work.is_none() && self.blocks > 1 && beta != T::ONE {
+        if self.combine && self.blocks > 1 && beta != T::ONE {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
                 .push(rp)
@@ -411,12 +425,8 @@ impl<T: Scalar> HolaGpu<T> {
             None => {
                 // Queued on the stream, not waited for (analyze waits once for everything):
                 // the first product follows without a round trip of its own.
-                let r = OnDevice::new(dev, stream, csr, fixed, None, 0)?;
-                let text = format!(
-                    "{fixed} blocks={}{} (fixed rule, 3.1)",
-                    r.blocks,
-                    if r.work.is_some() { " carry" } else { "" }
-                );
+                let r = OnDevice::new(dev, stream, csr, fixed, None, (0, Some(req.stats.max)))?;
+                let text = format!("{fixed} blocks={}{} (fixed rule, 3.1)", r.blocks, r.mode());
                 (r, text)
             }
             Some(cands) => Self::tune(dev, stream, csr, req, &cands)?,
@@ -449,7 +459,7 @@ impl<T: Scalar> HolaGpu<T> {
             &mut tuner,
             None,
             cands.iter().copied(),
-            |&p| OnDevice::new(dev, stream, csr, p, None, 0).map(Some),
+            |&p| OnDevice::new(dev, stream, csr, p, None, (0, Some(stats.max))).map(Some),
             |r, _, x, y| r.spmv(csr, stream, T::ONE, x, T::ZERO, y),
         )?
         .ok_or_else(|| Error::Internal("HOLA tuning had no candidate".into()))?;
@@ -463,7 +473,7 @@ impl<T: Scalar> HolaGpu<T> {
             "{} blocks={}{} (tuned: {} candidates timed, best {:.4} ms vs fixed rule ({}) {:.4} ms; threads/npt/sort=ms:{all})",
             r.params,
             r.blocks,
-            if r.work.is_some() { " carry" } else { "" },
+            r.mode(),
             cands.len(),
             picked.ms,
             cands[0],
@@ -483,11 +493,11 @@ impl<T: Scalar> HolaGpu<T> {
         p: Params,
         gate: u64,
     ) -> Result<Self> {
-        let ready = OnDevice::new(dev, stream, csr, p, None, gate)?;
+        let ready = OnDevice::new(dev, stream, csr, p, None, (gate, None))?;
         let text = format!(
             "{p} blocks={}{} (while the arrays' check runs: parameters from the mean row length alone)",
             ready.blocks,
-            if ready.work.is_some() { " carry" } else { "" }
+            ready.mode()
         );
         Ok(HolaGpu {
             ready,
@@ -524,6 +534,7 @@ impl<T: Scalar> HolaGpu<T> {
                 ring: SlotRing::new(dev, CARRY_RING)?,
             }),
             blocks: layout.blocks,
+            combine: true,
             gate,
         };
         let text = format!(

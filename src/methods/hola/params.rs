@@ -91,6 +91,15 @@ pub fn carry_mode(blocks: usize, sm_count: u32) -> bool {
     blocks <= 2 * sm_count as usize
 }
 
+/// Whether rows may be shared between blocks: a row spanning three blocks of `npb` non-zeros or
+/// more (longer than `npb + 1`), whose parts the kernel combines in carry mode or with
+/// `hola_prescale` and atomics. A row spanning two blocks belongs to the block where it starts,
+/// which reads its tail itself (kernels/hola.cu, `HolaBlock`), so without longer rows the core
+/// kernel runs alone: one launch, no carry workspace. `None`: the longest row is not known yet.
+pub fn needs_combine(longest_row: Option<usize>, npb: usize) -> bool {
+    longest_row.is_none_or(|m| m > npb + 1)
+}
+
 /// Candidates for QUICK (`exhaustive` false: the fixed rule, the other 1024-per-block split,
 /// half and double the block, and the sort) or EXHAUSTIVE (every compiled combination). The fixed rule comes first.
 pub fn candidates(stats: &RowStats, exhaustive: bool) -> Vec<Params> {
@@ -157,5 +166,13 @@ mod tests {
         assert_eq!(candidates(&s, false).len(), 5);
         assert_eq!(candidates(&s, true).len(), 12);
         assert_eq!(fixed_rule(&s).npb(), 1024);
+    }
+
+    #[test]
+    fn rows_of_up_to_npb_plus_one_need_no_combining() {
+        assert!(!needs_combine(Some(0), 1024));
+        assert!(!needs_combine(Some(1025), 1024));
+        assert!(needs_combine(Some(1026), 1024));
+        assert!(needs_combine(None, 1024));
     }
 }

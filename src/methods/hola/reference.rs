@@ -64,10 +64,15 @@ pub struct Block {
     pub r0: usize,
     /// Rows in the block's range, empty ones included.
     pub nrows: usize,
-    /// The first row began in an earlier block.
+    /// The first row began in an earlier block and spans three blocks or more.
     pub first_shared: bool,
-    /// The last row goes on in the next block.
+    /// The last row goes on in the next block and spans three blocks or more.
     pub last_shared: bool,
+    /// The first row began in the previous block and ends in this one: that block's row.
+    pub first_skip: bool,
+    /// The last row starts in this block and ends in the next: the block reads the row's tail,
+    /// non-zeros `bs + npb .. tail_end`, itself (0: no such row).
+    pub tail_end: usize,
 }
 
 /// Block `b` of the split (`hola_block`).
@@ -77,21 +82,50 @@ pub fn block(row_ptr: &[i32], starts: &[i32], npb: usize, b: usize) -> Block {
     let nblocks = starts.len() - 1;
     let bs = b * npb;
     let r0 = starts[b] as usize;
-    let (r1, last_shared) = if b + 1 < nblocks {
+    let (mut r1, mut last_shared, mut tail_end) = (rows, false, 0);
+    if b + 1 < nblocks {
         let rn = starts[b + 1] as usize;
-        let shared = (row_ptr[rn] as usize) < bs + npb;
-        (if shared { rn + 1 } else { rn }, shared)
-    } else {
-        (rows, false)
-    };
+        let (a, e) = (row_ptr[rn] as usize, row_ptr[rn + 1] as usize);
+        r1 = rn;
+        if a < bs + npb {
+            r1 = rn + 1;
+            if a >= bs && e <= bs + 2 * npb {
+                tail_end = e;
+            } else {
+                last_shared = true;
+            }
+        }
+    }
+    let a0 = row_ptr[r0] as usize;
+    let first_skip = a0 < bs && a0 + npb >= bs && row_ptr[r0 + 1] as usize <= bs + npb;
     Block {
         bs,
         bn: npb.min(nnz - bs),
         r0,
         nrows: r1 - r0,
-        first_shared: (row_ptr[r0] as usize) < bs,
+        first_shared: a0 < bs && !first_skip,
         last_shared,
+        first_skip,
+        tail_end,
     }
+}
+
+/// The owned last row's tail (`k.tail_end`), as `hola_tail` and the warp sums add it: thread t
+/// takes non-zeros `bs + npb + t + j*threads`.
+fn tail_sum<T: Scalar>(a: &Csr<T>, k: &Block, lay: Layout, x: &[T]) -> T {
+    let (ci, va) = (a.col_ind(), a.values());
+    let start = k.bs + lay.npb();
+    let mut lanes: Vec<T> = (0..lay.threads)
+        .map(|t| {
+            (0..lay.npt)
+                .map(|j| start + t + j * lay.threads)
+                .filter(|&p| p < k.tail_end)
+                .fold(T::ZERO, |acc, p| acc + va[p] * x[ci[p] as usize])
+        })
+        .collect();
+    lanes
+        .chunks_mut(lay.warp)
+        .fold(T::ZERO, |acc, w| acc + warp_tree_sum(w))
 }
 
 /// How a block runs (§3.3).
@@ -283,10 +317,16 @@ pub fn spmv<T: Scalar>(
                 T::ZERO
             };
         }
+        let tail = if k.tail_end > 0 {
+            tail_sum(a, &k, lay, x)
+        } else {
+            T::ZERO
+        };
         match k.mode(npb) {
+            Mode::OneRow if k.first_skip => {}
             Mode::OneRow => {
                 // Per-thread sums, a tree per warp, then the warps in order.
-                let mut s = T::ZERO;
+                let mut s = tail;
                 for w in prod.chunks(lay.npt * lay.warp) {
                     let mut lanes: Vec<T> = w
                         .chunks(lay.npt)
@@ -305,10 +345,10 @@ pub fn spmv<T: Scalar>(
                     alpha * s + beta * y[r]
                 };
             }
-            Mode::Coo => coo_block(rp, &k, lay, &prod, alpha, beta, y, |r, v| {
+            Mode::Coo => coo_block(rp, &k, lay, (&prod, tail), alpha, beta, y, |r, v| {
                 carry.put(b, r, v)
             }),
-            Mode::BitMask => bitmask_block(rp, &k, lay, &prod, alpha, beta, y, |r, v| {
+            Mode::BitMask => bitmask_block(rp, &k, lay, (&prod, tail), alpha, beta, y, |r, v| {
                 carry.put(b, r, v)
             }),
         }
@@ -321,7 +361,7 @@ fn coo_block<T: Scalar>(
     rp: &[i32],
     k: &Block,
     lay: Layout,
-    prod: &[T],
+    (prod, tail): (&[T], T),
     alpha: T,
     beta: T,
     y: &mut [T],
@@ -331,10 +371,14 @@ fn coo_block<T: Scalar>(
     let mut acc_first = T::ZERO;
     let mut acc_last = T::ZERO;
     for i in 0..k.nrows {
-        let shared = (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared);
+        let shared =
+            (i == 0 && (k.first_shared || k.first_skip)) || (i == k.nrows - 1 && k.last_shared);
         if !shared {
             y[k.r0 + i] = scaled(beta, y[k.r0 + i]);
         }
+    }
+    if k.tail_end > 0 {
+        y[last] += alpha * tail;
     }
     let pend = k.bs + k.bn;
     for t in 0..lay.threads {
@@ -352,7 +396,9 @@ fn coo_block<T: Scalar>(
             }
             acc += prod[p - k.bs];
             if p + 1 == end || j == lay.npt - 1 || p + 1 == pend {
-                if r == first && k.first_shared {
+                if r == first && k.first_skip {
+                    // the previous block's row
+                } else if r == first && k.first_shared {
                     acc_first += acc;
                 } else if r == last && k.last_shared {
                     acc_last += acc;
@@ -385,7 +431,7 @@ fn bitmask_block<T: Scalar>(
     rp: &[i32],
     k: &Block,
     lay: Layout,
-    prod: &[T],
+    (prod, tail): (&[T], T),
     alpha: T,
     beta: T,
     y: &mut [T],
@@ -470,9 +516,15 @@ fn bitmask_block<T: Scalar>(
             }
         }
     }
+    if k.tail_end > 0 {
+        add(&mut out, k.nrows as i32 - 1, tail);
+    }
     for (i, v) in out.into_iter().enumerate() {
         let v = v.unwrap_or_else(|| panic!("block {k:?}: local row {i} never stored"));
         let r = k.r0 + i;
+        if i == 0 && k.first_skip {
+            continue;
+        }
         if (i == 0 && k.first_shared) || (i == k.nrows - 1 && k.last_shared) {
             carry(r, v);
             continue;
@@ -696,6 +748,39 @@ mod tests {
         // By hand, x_j = 1 + (j mod 7): row 0 = 5·2 + 9·4 + 1·7 = 53.
         assert_eq!(y[0], 53.0);
         check("figure 1", &a);
+    }
+
+    #[test]
+    fn a_row_spanning_two_blocks_is_its_first_blocks_and_longer_ones_are_shared() {
+        // Blocks of 4. Row 0 = 0..3, row 1 = 3..6 (blocks 0, 1: block 0's, with the tail 4..6),
+        // row 2 = 6..15 (blocks 1, 2, 3: shared), row 3 = 15..17 (blocks 3, 4: block 3's).
+        let rp = [0, 3, 6, 15, 17];
+        let starts = row_starts(&rp, 4);
+        assert_eq!(starts, vec![0, 1, 2, 2, 3, 4]);
+        let flags = |b| {
+            let k = block(&rp, &starts, 4, b);
+            (
+                k.r0,
+                k.nrows,
+                k.first_skip,
+                k.first_shared,
+                k.last_shared,
+                k.tail_end,
+            )
+        };
+        assert_eq!(flags(0), (0, 2, false, false, false, 6));
+        assert_eq!(flags(1), (1, 2, true, false, true, 0));
+        assert_eq!(flags(2), (2, 1, false, true, true, 0));
+        assert_eq!(flags(3), (2, 2, false, true, false, 17));
+        assert_eq!(flags(4), (3, 1, true, false, false, 0));
+        let t: Vec<(usize, usize, f64)> = (0..4)
+            .flat_map(|r| {
+                (rp[r]..rp[r + 1]).map(move |p| (r, (p - rp[r]) as usize, p as f64 + 1.0))
+            })
+            .collect();
+        let a = Csr::<f64>::from_triplets(4, 10, &t).unwrap();
+        assert_eq!(a.row_ptr(), rp);
+        check("two-block rows", &a);
     }
 
     #[test]
