@@ -358,6 +358,7 @@ __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
     if (b + 1 < nblocks) {
         const int rn = starts[b + 1];
         const long long a = row_ptr[rn];
+        r1 = rn;
         if (a < k.bs + HOLA_NPB) { // row rn goes on in the next block
             r1 = rn + 1;
             const long long e = row_ptr[rn + 1];
