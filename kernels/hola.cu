@@ -6,14 +6,21 @@
 // thread t of the block owns the NPT consecutive non-zeros starting at t*NPT within it. The
 // block's rows are [starts[b], r1): starts[] comes from hola_row_starts (Alg. 2), run once at
 // analyze because it depends only on the pattern (the paper runs it before every product; we
-// keep the buffer, so each product launches hola_prescale and the core kernel, or the core
-// kernel alone in carry mode).
+// keep the buffer).
 //
-// Rows crossing a block boundary: a row that spans two blocks belongs to the block where it
-// starts, which also reads the row's tail in the next block (HolaBlock, hola_tail); only rows
-// spanning three blocks or more are "shared" below and combined by one of the two paths. With
-// every row at most NPB + 1 long there are none: `hola_spmv` alone, one launch, no atomics on
-// y (params.rs: needs_combine).
+// Rows crossing a block boundary, two ways (params.rs chooses by grid size):
+//   sharing (large grids)  every such row is shared between the blocks it spans: each product
+//                          launches hola_prescale (y = beta*y for those rows), then hola_spmv,
+//                          which adds each block's part with an atomic.
+//   ownership (small grids, OWN) a row that spans two blocks belongs to the block where it
+//                          starts, which reads the row's tail in the next block itself
+//                          (HolaBlock, hola_tail) and writes y plainly; only rows spanning three
+//                          blocks or more are shared, and carried (hola_spmv_carry). With every
+//                          row at most NPB + 1 long there are none: hola_spmv_own alone, no
+//                          carry workspace. One launch either way. The tail costs each block
+//                          that has one a dependent round trip (its column ids, then x): on a
+//                          grid of many waves that costs more than the prescale launch saves
+//                          (notes/hola.md), on a small grid less than the launch.
 //
 // Kernels:
 //   hola_row_starts      one thread per row (Alg. 2): starts[blk] = the row holding non-zero
@@ -24,7 +31,8 @@
 //                        atomics. This replaces the paper's y = 0 pass over all rows (§3.1
 //                        line 8): rows owned by one block get beta*y in the core kernel's
 //                        coalesced write, so y is read only when beta != 0 (BLAS semantics).
-//   hola_spmv_carry_<T>  For small grids: the core kernel without a prescale launch: a block's
+//   hola_spmv_own_<T>    the core kernel with ownership, for small grids without long rows.
+//   hola_spmv_carry_<T>  the core kernel with ownership, for small grids with long rows: a block's
 //                        part of a shared row goes to a carry slot (2 per block); per shared row
 //                        a counter (indexed by the block where the row starts, zeroed at
 //                        analyze) counts the parts, and the block that brings the last part sums
@@ -131,8 +139,8 @@ extern "C" __global__ void hola_row_starts(int rows, int nblocks, const int *__r
 
 // ---------------------------------------------------------------------------------------------
 // y = beta*y for rows shared between blocks, once per row: boundary b (1 <= b < nblocks) scales
-// its block's first row when that row began in block b-1 (its first crossing) and goes on past
-// block b (a row ending in block b belongs to block b-1, which writes it: see HolaBlock).
+// its block's first row when that row began in block b-1 (its first crossing). Runs only before
+// `hola_spmv`, which shares every row crossing a block boundary (no ownership).
 template <typename T>
 __device__ __forceinline__ void hola_prescale(int nblocks, const int *__restrict__ row_ptr,
                                               const int *__restrict__ starts, T *y, T beta) {
@@ -142,7 +150,7 @@ __device__ __forceinline__ void hola_prescale(int nblocks, const int *__restrict
     }
     const int r = starts[b];
     const long long a = row_ptr[r], bs = b * HOLA_NPB;
-    if (a < bs && a >= bs - HOLA_NPB && row_ptr[r + 1] > bs + HOLA_NPB) {
+    if (a < bs && a >= bs - HOLA_NPB) {
         y[r] = beta == T(0) ? T(0) : beta * y[r];
     }
 }
@@ -344,6 +352,7 @@ struct HolaBlock {
     bool first_skip;                // the first row belongs to the previous block
 };
 
+template <bool OWN>
 __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
                                                 const int *__restrict__ row_ptr,
                                                 const int *__restrict__ starts) {
@@ -362,7 +371,7 @@ __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
         if (a < k.bs + HOLA_NPB) { // row rn goes on in the next block
             r1 = rn + 1;
             const long long e = row_ptr[rn + 1];
-            if (a >= k.bs && e <= k.bs + 2 * HOLA_NPB) {
+            if (OWN && a >= k.bs && e <= k.bs + 2 * HOLA_NPB) {
                 k.tail_end = e; // it starts here and ends in the next block: ours
             } else {
                 k.last_shared = true;
@@ -372,30 +381,44 @@ __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
     k.nrows = r1 - k.r0;
     const long long a0 = row_ptr[k.r0];
     const bool cont = a0 < k.bs; // the first row began in an earlier block
-    k.first_skip = cont && a0 >= k.bs - HOLA_NPB && row_ptr[k.r0 + 1] <= k.bs + HOLA_NPB;
+    k.first_skip = OWN && cont && a0 >= k.bs - HOLA_NPB && row_ptr[k.r0 + 1] <= k.bs + HOLA_NPB;
     k.first_shared = cont && !k.first_skip;
     return k;
 }
 
 // This thread's part of the owned last row's tail (k.tail_end > 0): entries
-// [bs + NPB, tail_end), strided over the block's threads so the loads coalesce. Issued with
-// the block's own gathers, so its latency overlaps theirs.
+// [bs + NPB, tail_end), strided over the block's threads so the loads coalesce. The first
+// THREADS entries (`first`, one per thread) are issued with the block's own gathers, so their
+// latency overlaps theirs, and cost three registers; the rest of a longer tail (rare: a row
+// longer than THREADS entries) is read at the end (`first` false).
 template <typename T>
 __device__ __forceinline__ T hola_tail(const HolaBlock &k, const int *__restrict__ col_ind,
-                                       const T *__restrict__ values, const T *__restrict__ x) {
+                                       const T *__restrict__ values, const T *__restrict__ x,
+                                       bool first) {
     T s = T(0);
-    if (k.tail_end == 0) {
+    const long long p0 = k.bs + HOLA_NPB + threadIdx.x;
+    if (first) {
+        if (p0 < k.tail_end) {
+            s = __ldg(values + p0) * __ldg(x + __ldg(col_ind + p0));
+        }
         return s;
     }
-    const long long p0 = k.bs + HOLA_NPB + threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < NPT; ++j) {
-        const long long p = p0 + (long long)j * THREADS;
-        if (p < k.tail_end) {
-            s += __ldg(values + p) * __ldg(x + __ldg(col_ind + p));
-        }
+#pragma unroll 1
+    for (long long p = p0 + THREADS; p < k.tail_end; p += THREADS) {
+        s += __ldg(values + p) * __ldg(x + __ldg(col_ind + p));
     }
     return s;
+}
+
+// The tail's sum over the warp (in lane 0), the rest of a long tail included.
+template <typename T>
+__device__ __forceinline__ T hola_tail_sum(const HolaBlock &k, const int *__restrict__ col_ind,
+                                           const T *__restrict__ values,
+                                           const T *__restrict__ x, T tail) {
+    if (k.tail_end > k.bs + HOLA_NPB + THREADS) {
+        tail += hola_tail<T>(k, col_ind, values, x, false);
+    }
+    return tessera_group_sum<32>(tail);
 }
 
 // Alg. 4 (AssignRowsLocal): s_row[t] = local index of the row holding thread t's first
@@ -523,7 +546,7 @@ __device__ __forceinline__ void hola_carry(int r, int slot, T part,
 
 // ---------------------------------------------------------------------------------------------
 // Alg. 3: the core product.
-template <typename T, bool CARRY>
+template <typename T, bool CARRY, bool OWN>
 __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__restrict__ row_ptr,
                                           const int *__restrict__ col_ind,
                                           const T *__restrict__ values,
@@ -538,12 +561,12 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     __shared__ int s_last;
     const int b = blockIdx.x;
     const int tid = threadIdx.x, lane = tid & 31;
-    const HolaBlock k = hola_block(nnz, nblocks, row_ptr, starts);
+    const HolaBlock k = hola_block<OWN>(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT], xs[NPT], prod[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
     hola_gather<T>(col, x, xs);
-    const T tail = hola_tail<T>(k, col_ind, values, x);
+    const T tail = OWN ? hola_tail<T>(k, col_ind, values, x, true) : T(0);
 
     if (k.nrows == 1) {
         if (k.first_skip) {
@@ -551,7 +574,8 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         }
         hola_multiply<T>(k.bn, tid, val, xs, prod);
         // One row (a long row's middle, §3.3): block-wide sum, one write.
-        T s = tail;
+        T s = k.tail_end > k.bs + HOLA_NPB + THREADS ? tail + hola_tail<T>(k, col_ind, values, x, false)
+                                                      : tail;
 #pragma unroll
         for (int j = 0; j < NPT; ++j) {
             s += prod[j];
@@ -586,7 +610,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         }
         __syncthreads();
         if (k.tail_end != 0) {
-            const T v = tessera_group_sum<32>(tail);
+            const T v = hola_tail_sum<T>(k, col_ind, values, x, tail);
             if (lane == 0) {
                 atomicAdd(y + k.r0 + k.nrows - 1, alpha * v);
             }
@@ -689,7 +713,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         atomicAdd(s_out + row, t);
     }
     if (k.tail_end != 0) {
-        const T v = tessera_group_sum<32>(tail);
+        const T v = hola_tail_sum<T>(k, col_ind, values, x, tail);
         if (lane == 0) {
             atomicAdd(s_out + k.nrows - 1, v);
         }
@@ -734,7 +758,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
     const int tid = threadIdx.x;
-    const HolaBlock k = hola_block(nnz, nblocks, row_ptr, starts);
+    const HolaBlock k = hola_block<false>(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
@@ -812,16 +836,24 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
         T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
         if (tessera_gated(gate, n, y)) return;                                                 \
-        hola_spmv<T, false>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,  \
-                            carry, count);                                                     \
+        hola_spmv<T, false, false>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, \
+                                   beta, carry, count);                                        \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_own_##S(                   \
+        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
+        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
+        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
+        if (tessera_gated(gate, n, y)) return;                                                 \
+        hola_spmv<T, false, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,  \
+                                  beta, carry, count);                                         \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_carry_##S(                 \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
         T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
         if (tessera_gated(gate, n, y)) return;                                                 \
-        hola_spmv<T, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, beta,   \
-                           carry, count);                                                      \
+        hola_spmv<T, true, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,   \
+                                 beta, carry, count);                                          \
     }                                                                                          \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmvt_##S(                      \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \

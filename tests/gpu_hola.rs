@@ -164,7 +164,7 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
     let stream = common::gpu::new_stream();
     h.set_stream(stream as usize).unwrap();
     for (spec, mode) in [
-        ("gen:powerlaw:12,8,5", " one-launch"),
+        ("gen:powerlaw:12,8,5", " own"),
         ("gen:circuit:20000,5,3,15000,9", " carry"),
         ("gen:circuit:200000,5,4,50000,3", " prescale"),
     ] {

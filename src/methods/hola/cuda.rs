@@ -27,6 +27,7 @@ struct Kernels {
     row_starts: Function,
     prescale: Function,
     spmv: Function,
+    spmv_own: Function,
     spmv_carry: Function,
     spmvt: Function,
 }
@@ -38,6 +39,7 @@ fn load<T: Scalar>(dev: &Device, p: Params) -> Result<Kernels> {
         row_starts: m.function("hola_row_starts")?,
         prescale: m.function(&format!("hola_prescale_{s}"))?,
         spmv: m.function(&format!("hola_spmv_{s}"))?,
+        spmv_own: m.function(&format!("hola_spmv_own_{s}"))?,
         spmv_carry: m.function(&format!("hola_spmv_carry_{s}"))?,
         spmvt: m.function(&format!("hola_spmvt_{s}"))?,
     })
@@ -148,10 +150,11 @@ pub struct Layout {
 }
 
 /// The [`Layout`] of parameters `p` over `nnz` entries in `bytes` of workspace, on a device of
-/// `sm` SMs: `None` when it does not fit or the grid would not run in carry mode.
+/// `sm` SMs: `None` when it does not fit or the grid is larger than one block per SM (then it
+/// might not run in one wave, and would not run in carry mode).
 pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
     let blocks = p.blocks(nnz);
-    if blocks == 0 || !params::carry_mode(blocks, sm) {
+    if blocks == 0 || !params::own_mode(blocks, sm, 1) {
         return None;
     }
     let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
@@ -163,6 +166,17 @@ pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize)
     })
 }
 
+/// How a configuration treats rows crossing block boundaries (kernels/hola.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Every such row shared: `hola_prescale`, then `hola_spmv` adds with atomics.
+    Share,
+    /// Ownership without rows spanning three blocks: `hola_spmv_own` alone.
+    Own,
+    /// Ownership, rows spanning three blocks carried: `hola_spmv_carry` alone.
+    Carry,
+}
+
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
 /// workspace.
 struct OnDevice {
@@ -171,9 +185,8 @@ struct OnDevice {
     starts: DeviceBuffer,
     work: Option<Carry>,
     blocks: usize,
-    /// Rows may span three blocks or more ([`params::needs_combine`]): in carry mode they are
-    /// carried, otherwise `hola_prescale` runs before the core kernel.
-    combine: bool,
+    /// Which kernels run ([`Mode::Carry`] exactly when `work` is there).
+    mode: Mode,
     /// The verdict word of the check its arrays were still under at analyze (0: none): every
     /// kernel takes it (`tessera_gated` in kernels/common.cuh).
     gate: u64,
@@ -193,7 +206,20 @@ impl OnDevice {
         let t1 = std::time::Instant::now();
         let blocks = p.blocks(csr.nnz());
         let combine = params::needs_combine(longest_row, p.npb());
-        let carry = combine && params::carry_mode(blocks, dev.sm_count());
+        let own = if combine {
+            &kernels.spmv_carry
+        } else {
+            &kernels.spmv_own
+        };
+        let mode = match (
+            params::own_mode(blocks, dev.sm_count(), own.resident_blocks(dev, p.threads)),
+            combine,
+        ) {
+            (false, _) => Mode::Share,
+            (true, false) => Mode::Own,
+            (true, true) => Mode::Carry,
+        };
+        let carry = mode == Mode::Carry;
         let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
         // the first product's path).
@@ -231,17 +257,17 @@ impl OnDevice {
             starts,
             work,
             blocks,
-            combine,
+            mode,
             gate,
         })
     }
 
     /// How rows spanning three blocks or more are combined, for `describe`.
     fn mode(&self) -> &'static str {
-        match (self.combine, self.work.is_some()) {
-            (false, _) => " one-launch (no row spans three blocks)",
-            (true, true) => " carry",
-            (true, false) => " prescale",
+        match self.mode {
+            Mode::Share => " prescale",
+            Mode::Own => " own (one launch: no row spans three blocks)",
+            Mode::Carry => " carry",
         }
     }
 
@@ -266,7 +292,7 @@ impl OnDevice {
             });
         }
         let (rp, _, _) = csr.arrays();
-        if self.combine && self.blocks > 1 && beta != T::ONE {
+        if self.mode == Mode::Share && self.blocks > 1 && beta != T::ONE {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
                 .push(rp)
@@ -329,16 +355,18 @@ impl OnDevice {
         // arrays are sound and starts ours (built for
         // this NPB, with starts[nblocks] = rows); in carry mode carry holds 2*nblocks values and
         // count nblocks counters (one slot of the ring, used by no other launch in flight),
-        // zeroed at analyze and left zeroed by every completed launch (the other kernel
-        // ignores both); x holds cols and y rows values (checked by the
-        // caller); one block per NPB non-zeros.
+        // zeroed at analyze and left zeroed by every completed launch (the other kernels
+        // ignore both); hola_spmv_own only for arrays whose longest row (their statistics) is at
+        // most NPB + 1, so that no row is shared (it would add to y with an atomic that no
+        // prescale prepared: a wrong y, never a fault); x holds cols and y rows values (checked
+        // by the caller); one block per NPB non-zeros.
         unsafe {
             launch(
                 csr.device(),
-                if self.work.is_some() {
-                    &self.kernels.spmv_carry
-                } else {
-                    &self.kernels.spmv
+                match self.mode {
+                    Mode::Share => &self.kernels.spmv,
+                    Mode::Own => &self.kernels.spmv_own,
+                    Mode::Carry => &self.kernels.spmv_carry,
                 },
                 self.blocks,
                 self.params.threads,
@@ -534,7 +562,7 @@ impl<T: Scalar> HolaGpu<T> {
                 ring: SlotRing::new(dev, CARRY_RING)?,
             }),
             blocks: layout.blocks,
-            combine: true,
+            mode: Mode::Carry,
             gate,
         };
         let text = format!(

@@ -38,8 +38,9 @@ impl HolaHost {
 impl<T: Scalar> HostMethod<T> for HolaHost {
     fn spmv(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {
         let lay = reference::Layout::gpu(&self.params);
-        let carry = params::carry_mode(self.starts.len() - 1, crate::methods::HOST_SM_COUNT);
-        reference::spmv(a, &self.starts, lay, carry, alpha, x, beta, y)
+        // Two blocks per SM: the GPU's resident count is not known here.
+        let own = params::own_mode(self.starts.len() - 1, crate::methods::HOST_SM_COUNT, 2);
+        reference::spmv(a, &self.starts, lay, own, alpha, x, beta, y)
     }
 
     fn spmv_transpose(&self, a: &Csr<T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {

@@ -81,14 +81,16 @@ pub fn fixed_rule(stats: &RowStats) -> Params {
     }
 }
 
-/// Whether a grid of `blocks` blocks runs in carry mode (`hola_spmv_carry`, one launch) rather
-/// than `hola_prescale` + `hola_spmv`. Carry mode saves a launch but puts a fence and an atomic
-/// round trip at the end of every block with a shared row; measured on an H100 (notes/hola.md)
-/// it wins while the grid is at most two blocks per SM (arrow, 136 blocks: 8.3 -> 6.8 us;
-/// bayer10, 93: 8.2 -> 7.1 us) and loses beyond (cit-HepPh, 412: 9.2 -> 10.8 us; lap3d7 160^3,
-/// 28K blocks: 0.165 -> 0.223 ms).
-pub fn carry_mode(blocks: usize, sm_count: u32) -> bool {
-    blocks <= 2 * sm_count as usize
+/// Whether a grid of `blocks` blocks runs with ownership (kernels/hola.cu: a row spanning two
+/// blocks is read whole by the first, rows spanning three or more are carried; one launch):
+/// while the grid runs in one wave, `resident` blocks per SM on `sm_count` SMs. A block with a
+/// row's tail to read pays one more dependent round trip (the tail's column ids, then x); in
+/// one wave that adds less than the `hola_prescale` launch it saves, over many waves it costs
+/// throughput. Measured on an H100 (notes/hola.md, session 14): cit-HepPh, 412 blocks of 256 x 4
+/// (one wave): 9.3 -> 8.2 us; Andrews, 743 blocks (two waves): 12.7 -> 13.7 us; lap3d7 160^3,
+/// 27,850 blocks: 0.165 -> 0.198 ms.
+pub fn own_mode(blocks: usize, sm_count: u32, resident: usize) -> bool {
+    blocks <= sm_count as usize * resident
 }
 
 /// Whether rows may be shared between blocks: a row spanning three blocks of `npb` non-zeros or

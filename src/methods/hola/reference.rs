@@ -75,8 +75,9 @@ pub struct Block {
     pub tail_end: usize,
 }
 
-/// Block `b` of the split (`hola_block`).
-pub fn block(row_ptr: &[i32], starts: &[i32], npb: usize, b: usize) -> Block {
+/// Block `b` of the split (`hola_block`), with ownership (`own`: a row spanning two blocks is
+/// the first one's) or without (every row crossing a block boundary is shared).
+pub fn block(row_ptr: &[i32], starts: &[i32], npb: usize, b: usize, own: bool) -> Block {
     let rows = row_ptr.len() - 1;
     let nnz = row_ptr[rows] as usize;
     let nblocks = starts.len() - 1;
@@ -89,7 +90,7 @@ pub fn block(row_ptr: &[i32], starts: &[i32], npb: usize, b: usize) -> Block {
         r1 = rn;
         if a < bs + npb {
             r1 = rn + 1;
-            if a >= bs && e <= bs + 2 * npb {
+            if own && a >= bs && e <= bs + 2 * npb {
                 tail_end = e;
             } else {
                 last_shared = true;
@@ -97,7 +98,7 @@ pub fn block(row_ptr: &[i32], starts: &[i32], npb: usize, b: usize) -> Block {
         }
     }
     let a0 = row_ptr[r0] as usize;
-    let first_skip = a0 < bs && a0 + npb >= bs && row_ptr[r0 + 1] as usize <= bs + npb;
+    let first_skip = own && a0 < bs && a0 + npb >= bs && row_ptr[r0 + 1] as usize <= bs + npb;
     Block {
         bs,
         bn: npb.min(nnz - bs),
@@ -279,15 +280,15 @@ impl<T: Scalar> Carry<T> {
     }
 }
 
-/// y = alpha*A*x + beta*y as `hola_spmv` (`carry_mode` false: after `hola_prescale`) or
-/// `hola_spmv_carry` computes it, with the row-start buffer `starts`
+/// y = alpha*A*x + beta*y as `hola_spmv` (`own` false: after `hola_prescale`) or
+/// `hola_spmv_carry` / `hola_spmv_own` (`own` true: ownership, shared rows carried) computes it, with the row-start buffer `starts`
 /// (`format::row_starts(row_ptr, lay.npb())`). `beta == 0` never reads y.
 #[allow(clippy::too_many_arguments)]
 pub fn spmv<T: Scalar>(
     a: &Csr<T>,
     starts: &[i32],
     lay: Layout,
-    carry_mode: bool,
+    own: bool,
     alpha: T,
     x: &[T],
     beta: T,
@@ -308,7 +309,7 @@ pub fn spmv<T: Scalar>(
     let mut carry = Carry::default();
     let mut prod = vec![T::ZERO; npb];
     for b in 0..starts.len() - 1 {
-        let k = block(rp, starts, npb, b);
+        let k = block(rp, starts, npb, b, own);
         for (j, p) in prod.iter_mut().enumerate() {
             let q = k.bs + j;
             *p = if j < k.bn {
@@ -353,7 +354,7 @@ pub fn spmv<T: Scalar>(
             }),
         }
     }
-    carry.finish(rp, npb, carry_mode, alpha, beta, y);
+    carry.finish(rp, npb, own, alpha, beta, y);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -610,7 +611,7 @@ pub fn spmv_transpose<T: Scalar>(
     );
     y.iter_mut().for_each(|v| *v = scaled(beta, *v));
     for b in 0..starts.len() - 1 {
-        let k = block(rp, starts, npb, b);
+        let k = block(rp, starts, npb, b, false);
         for (j, r) in element_rows(rp, &k, lay).into_iter().enumerate() {
             if j >= k.bn {
                 break;
@@ -758,7 +759,7 @@ mod tests {
         let starts = row_starts(&rp, 4);
         assert_eq!(starts, vec![0, 1, 2, 2, 3, 4]);
         let flags = |b| {
-            let k = block(&rp, &starts, 4, b);
+            let k = block(&rp, &starts, 4, b, true);
             (
                 k.r0,
                 k.nrows,
@@ -773,6 +774,12 @@ mod tests {
         assert_eq!(flags(2), (2, 1, false, true, true, 0));
         assert_eq!(flags(3), (2, 2, false, true, false, 17));
         assert_eq!(flags(4), (3, 1, true, false, false, 0));
+        // Without ownership every crossing row is shared.
+        let k = block(&rp, &starts, 4, 1, false);
+        assert_eq!(
+            (k.first_skip, k.first_shared, k.last_shared, k.tail_end),
+            (false, true, true, 0)
+        );
         let t: Vec<(usize, usize, f64)> = (0..4)
             .flat_map(|r| {
                 (rp[r]..rp[r + 1]).map(move |p| (r, (p - rp[r]) as usize, p as f64 + 1.0))
@@ -794,7 +801,7 @@ mod tests {
         };
         let starts = row_starts(&rp, 8);
         assert_eq!(starts, vec![0, 4]);
-        let k = block(&rp, &starts, 8, 0);
+        let k = block(&rp, &starts, 8, 0, true);
         assert_eq!(
             (k.r0, k.nrows, k.first_shared, k.last_shared),
             (0, 4, false, false)
@@ -848,7 +855,7 @@ mod tests {
         let a = Csr::from_triplets(60 * 37 + 100, 5, &t).unwrap();
         let lay = LAYOUTS[0];
         let starts = row_starts(a.row_ptr(), lay.npb());
-        let k = block(a.row_ptr(), &starts, lay.npb(), 0);
+        let k = block(a.row_ptr(), &starts, lay.npb(), 0, true);
         assert_eq!(k.mode(lay.npb()), Mode::Coo);
         check("hypersparse", &a);
     }
@@ -862,7 +869,7 @@ mod tests {
         let lay = LAYOUTS[1];
         let starts = row_starts(a.row_ptr(), lay.npb());
         let modes: Vec<Mode> = (0..starts.len() - 1)
-            .map(|b| block(a.row_ptr(), &starts, lay.npb(), b).mode(lay.npb()))
+            .map(|b| block(a.row_ptr(), &starts, lay.npb(), b, true).mode(lay.npb()))
             .collect();
         assert!(modes.iter().filter(|&&m| m == Mode::OneRow).count() >= 10);
         check("long row", &a);
