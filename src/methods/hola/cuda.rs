@@ -150,11 +150,13 @@ pub struct Layout {
 }
 
 /// The [`Layout`] of parameters `p` over `nnz` entries in `bytes` of workspace, on a device of
-/// `sm` SMs: `None` when it does not fit or the grid is larger than one block per SM (then it
-/// might not run in one wave, and would not run in carry mode).
+/// `sm` SMs: `None` when it does not fit or the grid is larger than two blocks per SM. The
+/// layout is for carry mode, which is right in any grid and fast in one wave: two blocks of
+/// the provisional parameters (256 threads, 48 registers or fewer) fit on an SM several times
+/// over.
 pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
     let blocks = p.blocks(nnz);
-    if blocks == 0 || !params::own_mode(blocks, sm, 1) {
+    if blocks == 0 || !params::own_mode(blocks, sm, 2) {
         return None;
     }
     let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
