@@ -409,7 +409,13 @@ impl<T: Scalar> Matrix<T> {
         if let Some(m) = made {
             // Made at analyze (kernels only): in at once.
             gpu.forms.swap_now(now, m);
-        } else if now != Algorithm::Hola || hola_params::fixed_rule(&stats) != prov.params {
+        } else if now != Algorithm::Hola
+            || hola_params::fixed_rule(&stats) != prov.params
+            || !hola_params::needs_combine(Some(stats.max), prov.params.npb())
+        {
+            // The provisional HOLA stays only where a HOLA built now would be the same: its
+            // parameters, and long rows that need the carry mode it runs in. Without them the
+            // final one runs the core kernel alone: no carry ring, no gate.
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
         if let Some((target, after)) = later {
