@@ -824,6 +824,17 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     }
 }
 
+// One product entry point: hola_spmv<T, CARRY, OWN> behind the gate.
+#define HOLA_SPMV_ENTRY(T, NAME, CARRY, OWN)                                                   \
+    extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                \
+        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
+        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
+        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
+        if (tessera_gated(gate, n, y)) return;                                                 \
+        hola_spmv<T, CARRY, OWN>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,   \
+                                 beta, carry, count);                                          \
+    }
+
 #define HOLA_ENTRY(T, S)                                                                       \
     extern "C" __global__ void hola_prescale_##S(int nblocks, const int *__restrict__ row_ptr, \
                                                  const int *__restrict__ starts, T *y, T beta,  \
@@ -831,30 +842,9 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
         if (gate != nullptr && *gate != 0u) return;                                            \
         hola_prescale<T>(nblocks, row_ptr, starts, y, beta);                                   \
     }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_##S(                       \
-        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
-        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
-        if (tessera_gated(gate, n, y)) return;                                                 \
-        hola_spmv<T, false, false>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha, \
-                                   beta, carry, count);                                        \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_own_##S(                   \
-        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
-        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
-        if (tessera_gated(gate, n, y)) return;                                                 \
-        hola_spmv<T, false, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,  \
-                                  beta, carry, count);                                         \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(THREADS) hola_spmv_carry_##S(                 \
-        int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
-        const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
-        if (tessera_gated(gate, n, y)) return;                                                 \
-        hola_spmv<T, true, true>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,   \
-                                 beta, carry, count);                                          \
-    }                                                                                          \
+    HOLA_SPMV_ENTRY(T, hola_spmv_##S, false, false)                                            \
+    HOLA_SPMV_ENTRY(T, hola_spmv_own_##S, false, true)                                         \
+    HOLA_SPMV_ENTRY(T, hola_spmv_carry_##S, true, true)                                        \
     extern "C" __global__ void __launch_bounds__(THREADS) hola_spmvt_##S(                      \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
