@@ -420,17 +420,14 @@ pub fn check_parameter_variants<T: Scalar>(a: &Csr<T>, u: &mut Unstructured<'_>)
         ..lay
     };
     let starts = hola::format::row_starts(a.row_ptr(), lay.npb());
-    let blocks = starts.len() - 1;
-    let carry = *u.choose(&[
-        hola::params::carry_mode(blocks, 14),
-        hola::params::carry_mode(blocks, 1),
-        hola::params::carry_mode(blocks, 1000),
-    ])?;
+    // Both ways of treating rows that cross a block boundary: ownership (rows spanning three
+    // blocks carried), or every such row shared (after a prescale).
+    let own = u.arbitrary::<bool>()?;
     oracle.check(
-        &format!("HOLA {lay:?} carry={carry}"),
+        &format!("HOLA {lay:?} own={own}"),
         BOTH,
         |op, al, x, be, y| match op {
-            Operation::NonTranspose => hola::reference::spmv(a, &starts, lay, carry, al, x, be, y),
+            Operation::NonTranspose => hola::reference::spmv(a, &starts, lay, own, al, x, be, y),
             Operation::Transpose => hola::reference::spmv_transpose(a, &starts, lay, al, x, be, y),
         },
     );
