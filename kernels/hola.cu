@@ -386,39 +386,27 @@ __device__ __forceinline__ HolaBlock hola_block(int nnz, int nblocks,
     return k;
 }
 
-// This thread's part of the owned last row's tail (k.tail_end > 0): entries
-// [bs + NPB, tail_end), strided over the block's threads so the loads coalesce. The first
-// THREADS entries (`first`, one per thread) are issued with the block's own gathers, so their
-// latency overlaps theirs, and cost three registers; the rest of a longer tail (rare: a row
-// longer than THREADS entries) is read at the end (`first` false).
+// This thread's first entry of the owned last row's tail (k.tail_end > 0): entries
+// [bs + NPB, tail_end), strided over the block's threads so the loads coalesce. Issued with the
+// block's own gathers, so its latency overlaps theirs; three registers.
 template <typename T>
 __device__ __forceinline__ T hola_tail(const HolaBlock &k, const int *__restrict__ col_ind,
-                                       const T *__restrict__ values, const T *__restrict__ x,
-                                       bool first) {
-    T s = T(0);
-    const long long p0 = k.bs + HOLA_NPB + threadIdx.x;
-    if (first) {
-        if (p0 < k.tail_end) {
-            s = __ldg(values + p0) * __ldg(x + __ldg(col_ind + p0));
-        }
-        return s;
-    }
-#pragma unroll 1
-    for (long long p = p0 + THREADS; p < k.tail_end; p += THREADS) {
-        s += __ldg(values + p) * __ldg(x + __ldg(col_ind + p));
-    }
-    return s;
+                                       const T *__restrict__ values, const T *__restrict__ x) {
+    const long long p = k.bs + HOLA_NPB + threadIdx.x;
+    return p < k.tail_end ? __ldg(values + p) * __ldg(x + __ldg(col_ind + p)) : T(0);
 }
 
-// The tail's sum over the warp (in lane 0), the rest of a long tail included.
+// `first` (hola_tail's) plus this thread's later entries of a tail longer than THREADS (rare),
+// read at the end.
 template <typename T>
-__device__ __forceinline__ T hola_tail_sum(const HolaBlock &k, const int *__restrict__ col_ind,
-                                           const T *__restrict__ values,
-                                           const T *__restrict__ x, T tail) {
-    if (k.tail_end > k.bs + HOLA_NPB + THREADS) {
-        tail += hola_tail<T>(k, col_ind, values, x, false);
+__device__ __forceinline__ T hola_tail_rest(const HolaBlock &k, const int *__restrict__ col_ind,
+                                            const T *__restrict__ values,
+                                            const T *__restrict__ x, T first) {
+#pragma unroll 1
+    for (long long p = k.bs + HOLA_NPB + THREADS + threadIdx.x; p < k.tail_end; p += THREADS) {
+        first += __ldg(values + p) * __ldg(x + __ldg(col_ind + p));
     }
-    return tessera_group_sum<32>(tail);
+    return first;
 }
 
 // Alg. 4 (AssignRowsLocal): s_row[t] = local index of the row holding thread t's first
@@ -566,7 +554,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     T val[NPT], xs[NPT], prod[NPT];
     hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
     hola_gather<T>(col, x, xs);
-    const T tail = OWN ? hola_tail<T>(k, col_ind, values, x, true) : T(0);
+    const T tail = OWN ? hola_tail<T>(k, col_ind, values, x) : T(0);
 
     if (k.nrows == 1) {
         if (k.first_skip) {
@@ -574,8 +562,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         }
         hola_multiply<T>(k.bn, tid, val, xs, prod);
         // One row (a long row's middle, §3.3): block-wide sum, one write.
-        T s = k.tail_end > k.bs + HOLA_NPB + THREADS ? tail + hola_tail<T>(k, col_ind, values, x, false)
-                                                      : tail;
+        T s = hola_tail_rest<T>(k, col_ind, values, x, tail);
 #pragma unroll
         for (int j = 0; j < NPT; ++j) {
             s += prod[j];
@@ -610,7 +597,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         }
         __syncthreads();
         if (k.tail_end != 0) {
-            const T v = hola_tail_sum<T>(k, col_ind, values, x, tail);
+            const T v = tessera_group_sum<32>(hola_tail_rest<T>(k, col_ind, values, x, tail));
             if (lane == 0) {
                 atomicAdd(y + k.r0 + k.nrows - 1, alpha * v);
             }
@@ -713,7 +700,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         atomicAdd(s_out + row, t);
     }
     if (k.tail_end != 0) {
-        const T v = hola_tail_sum<T>(k, col_ind, values, x, tail);
+        const T v = tessera_group_sum<32>(hola_tail_rest<T>(k, col_ind, values, x, tail));
         if (lane == 0) {
             atomicAdd(s_out + k.nrows - 1, v);
         }

@@ -169,14 +169,14 @@ pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize)
 }
 
 /// How a configuration treats rows crossing block boundaries (kernels/hola.cu).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     /// Every such row shared: `hola_prescale`, then `hola_spmv` adds with atomics.
     Share,
     /// Ownership without rows spanning three blocks: `hola_spmv_own` alone.
     Own,
-    /// Ownership, rows spanning three blocks carried: `hola_spmv_carry` alone.
-    Carry,
+    /// Ownership, rows spanning three blocks carried: `hola_spmv_carry` alone, with its
+    /// workspace.
+    Carry(Carry),
 }
 
 /// One configuration, ready: kernels, its row-start buffer and, in carry mode, the carry
@@ -185,9 +185,8 @@ struct OnDevice {
     params: Params,
     kernels: Kernels,
     starts: DeviceBuffer,
-    work: Option<Carry>,
     blocks: usize,
-    /// Which kernels run ([`Mode::Carry`] exactly when `work` is there).
+    /// Which kernels run.
     mode: Mode,
     /// The verdict word of the check its arrays were still under at analyze (0: none): every
     /// kernel takes it (`tessera_gated` in kernels/common.cuh).
@@ -208,20 +207,19 @@ impl OnDevice {
         let t1 = std::time::Instant::now();
         let blocks = p.blocks(csr.nnz());
         let combine = params::needs_combine(longest_row, p.npb());
-        let own = if combine {
+        let one_wave_kernel = if combine {
             &kernels.spmv_carry
         } else {
             &kernels.spmv_own
         };
-        let mode = match (
-            params::own_mode(blocks, dev.sm_count(), own.resident_blocks(dev, p.threads)),
-            combine,
-        ) {
-            (false, _) => Mode::Share,
-            (true, false) => Mode::Own,
-            (true, true) => Mode::Carry,
-        };
-        let carry = mode == Mode::Carry;
+        // A grid of at most one block per SM is one wave without asking the driver.
+        let own = params::own_mode(blocks, dev.sm_count(), 1)
+            || params::own_mode(
+                blocks,
+                dev.sm_count(),
+                one_wave_kernel.resident_blocks(dev, p.threads),
+            );
+        let carry = own && combine;
         let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
         // the first product's path).
@@ -234,14 +232,14 @@ impl OnDevice {
         // The kernel also zeroes the carry workspace (empty without carry mode).
         build_starts(dev, stream, csr, &kernels, (p, &starts), ev, (gate, &buf))?;
         let t3 = std::time::Instant::now();
-        let work = if carry {
-            Some(Carry {
+        let mode = match (own, carry) {
+            (false, _) => Mode::Share,
+            (true, false) => Mode::Own,
+            (true, true) => Mode::Carry(Carry {
                 buf,
                 one,
                 ring: SlotRing::new(dev, CARRY_RING)?,
-            })
-        } else {
-            None
+            }),
         };
         crate::backend::trace(2, || {
             let us = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e6;
@@ -257,7 +255,6 @@ impl OnDevice {
             params: p,
             kernels,
             starts,
-            work,
             blocks,
             mode,
             gate,
@@ -269,13 +266,13 @@ impl OnDevice {
         match self.mode {
             Mode::Share => " prescale",
             Mode::Own => " own (one launch: no row spans three blocks)",
-            Mode::Carry => " carry",
+            Mode::Carry(_) => " carry",
         }
     }
 
-    /// y = alpha*A*x + beta*y: `hola_spmv_carry` alone, or `hola_prescale` (when rows may be
-    /// shared, beta != 1 and there are several blocks) then `hola_spmv`. alpha != 0 and nnz > 0 (the caller handles
-    /// the rest).
+    /// y = alpha*A*x + beta*y: `hola_spmv_carry` or `hola_spmv_own` alone, or `hola_prescale`
+    /// (when beta != 1 and there are several blocks) then `hola_spmv`. alpha != 0 and nnz > 0
+    /// (the caller handles the rest).
     #[allow(clippy::too_many_arguments)]
     fn spmv<T: Scalar>(
         &self,
@@ -286,7 +283,7 @@ impl OnDevice {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        if let Some(w) = &self.work {
+        if let Mode::Carry(w) = &self.mode {
             return w.ring.run(csr.device(), stream, 0, |slot| {
                 let carry = w.buf.addr() + (slot * w.one) as u64;
                 let count = carry + (2 * self.blocks * std::mem::size_of::<T>()) as u64;
@@ -294,7 +291,7 @@ impl OnDevice {
             });
         }
         let (rp, _, _) = csr.arrays();
-        if self.mode == Mode::Share && self.blocks > 1 && beta != T::ONE {
+        if matches!(self.mode, Mode::Share) && self.blocks > 1 && beta != T::ONE {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
                 .push(rp)
@@ -368,7 +365,7 @@ impl OnDevice {
                 match self.mode {
                     Mode::Share => &self.kernels.spmv,
                     Mode::Own => &self.kernels.spmv_own,
-                    Mode::Carry => &self.kernels.spmv_carry,
+                    Mode::Carry(_) => &self.kernels.spmv_carry,
                 },
                 self.blocks,
                 self.params.threads,
@@ -558,13 +555,12 @@ impl<T: Scalar> HolaGpu<T> {
             params: p,
             kernels: load::<T>(dev, p)?,
             starts: DeviceBuffer::borrowed(dev, work, (layout.blocks + 1) * 4),
-            work: Some(Carry {
+            blocks: layout.blocks,
+            mode: Mode::Carry(Carry {
                 buf: DeviceBuffer::borrowed(dev, work + layout.carry_at as u64, layout.carry_bytes),
                 one: carry_slot_bytes::<T>(layout.blocks),
                 ring: SlotRing::new(dev, CARRY_RING)?,
             }),
-            blocks: layout.blocks,
-            mode: Mode::Carry,
             gate,
         };
         let text = format!(
@@ -615,7 +611,10 @@ impl<T: Scalar> GpuMethod<T> for HolaGpu<T> {
     // Workspace lent by the check slab (prepare_in_place) is the device's, not the matrix's.
     fn device_bytes(&self) -> usize {
         self.ready.starts.owned_bytes()
-            + self.ready.work.as_ref().map_or(0, |c| c.buf.owned_bytes())
+            + match &self.ready.mode {
+                Mode::Carry(c) => c.buf.owned_bytes(),
+                _ => 0,
+            }
     }
 
     fn describe(&self) -> String {

@@ -281,7 +281,8 @@ impl<T: Scalar> Carry<T> {
 }
 
 /// y = alpha*A*x + beta*y as `hola_spmv` (`own` false: after `hola_prescale`) or
-/// `hola_spmv_carry` / `hola_spmv_own` (`own` true: ownership, shared rows carried) computes it, with the row-start buffer `starts`
+/// `hola_spmv_carry` / `hola_spmv_own` (`own` true: ownership, shared rows carried) computes
+/// it, with the row-start buffer `starts`
 /// (`format::row_starts(row_ptr, lay.npb())`). `beta == 0` never reads y.
 #[allow(clippy::too_many_arguments)]
 pub fn spmv<T: Scalar>(
