@@ -174,14 +174,20 @@ pub(crate) fn try_vec_touched<V: Clone + Send + Sync>(
 /// Entries below which the host passes over a CSR run on one thread: spawning costs more.
 const PARALLEL_MIN: usize = 1 << 20;
 
-/// Up to 8 threads for `n` entries (1 below [`PARALLEL_MIN`]).
+/// Up to 8 threads for `n` entries (1 below [`PARALLEL_MIN`]): the memory-bound passes.
 fn threads_for(n: usize) -> usize {
+    host_threads(n, 8)
+}
+
+/// Threads for a host pass over `n` entries: 1 below [`PARALLEL_MIN`], else up to `max`, the
+/// cores this process may use, and one per quarter of [`PARALLEL_MIN`] entries.
+pub(crate) fn host_threads(n: usize, max: usize) -> usize {
     if n < PARALLEL_MIN {
         return 1;
     }
     std::thread::available_parallelism()
         .map_or(1, |t| t.get())
-        .min(8)
+        .min(max)
         .min(n / (PARALLEL_MIN / 4))
         .max(1)
 }

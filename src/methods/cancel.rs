@@ -22,6 +22,19 @@ pub fn with_flag<R>(flag: Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// This thread's cancel flag, for the threads a build spawns ([`with`]).
+pub fn current() -> Option<Arc<AtomicBool>> {
+    FLAG.with(|c| c.borrow().clone())
+}
+
+/// Runs `f` with `flag` (from [`current`]) as this thread's cancel flag, or with none.
+pub fn with<R>(flag: Option<Arc<AtomicBool>>, f: impl FnOnce() -> R) -> R {
+    match flag {
+        Some(flag) => with_flag(flag, f),
+        None => f(),
+    }
+}
+
 /// The error a cancelled build ends with.
 pub fn cancelled() -> Error {
     Error::Internal("the background build was cancelled".into())

@@ -230,8 +230,7 @@ impl<T: Scalar> OnDevice<T> {
 
 /// The fixed rule on the device: the paper's parameters, then tbalance 4 instead of 8 when the
 /// work items would fill at most half of the GPU and a tile row is split anyway
-/// ([`params::small_grid`]; the format is built again, which costs little on a matrix that
-/// small). The deterministic variant (tbalance unlimited) is left as it is.
+/// ([`params::small_grid`]; only the work items are made again). The deterministic variant (tbalance unlimited) is left as it is.
 /// TILE's format built on the host by the fixed rule (TUNING_NONE), waiting for its upload: the
 /// host half of [`TileGpu::prepare`], which makes no CUDA call and so can run on a worker
 /// thread while products run (AUTO's background build).
@@ -282,14 +281,10 @@ fn fixed_rule_on_host<T: Scalar>(
     let items = f.item_row.len();
     if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, f.split_rows.len(), sm)
     {
-        let p = TileParams {
-            tbalance: params::SMALL_GRID_TBALANCE,
-            ..fixed
-        };
-        f = format::build(req.csr()?, &p)?;
+        f.set_tbalance(params::SMALL_GRID_TBALANCE);
         why.push_str(&format!(
             "; tbalance {}: {items} warps at {} fill under half of {} SMs x {}",
-            p.tbalance,
+            params::SMALL_GRID_TBALANCE,
             fixed.tbalance,
             sm,
             params::WARPS_PER_SM

@@ -317,106 +317,241 @@ fn too_big(what: &str, n: usize) -> Error {
     ))
 }
 
-/// Builds the format of `a` with `p`.
+/// Builds the format of `a` with `p`, on up to [`BUILD_THREADS`] threads for a large matrix
+/// (the result is the same on any number: [`build_on`]).
 pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
+    build_on(a, p, crate::csr::host_threads(a.nnz(), BUILD_THREADS))
+}
+
+/// The most threads one build runs on. The build is compute-bound (per tile: the shape, the
+/// selection, the packing), so it scales past the memory-bound CSR passes' 8.
+pub const BUILD_THREADS: usize = 16;
+
+/// [`build`] on `threads` threads: the tile rows cut into runs of about equal non-zeros, each
+/// run built on its own thread into a [`Run`] with offsets from its own start, then the runs
+/// joined in order. Every array is the same as a one-thread build's.
+pub fn build_on<T: Scalar>(a: &Csr<T>, p: &TileParams, threads: usize) -> Result<Tiled<T>> {
     if !p.is_valid() {
         return Err(Error::InvalidValue(format!("invalid TILE parameters {p}")));
     }
-    let (rows, cols) = (a.rows(), a.cols());
+    let (rows, nnz) = (a.rows(), a.nnz());
     let tile_rows = rows.div_ceil(TILE);
     if tile_rows >= SPLIT_ROW as usize {
         return Err(too_big("the tile-row count", tile_rows));
     }
+    let rp = a.row_ptr();
+    // Run i: tile rows [cut[i], cut[i + 1]), cut where the entries pass i * nnz / threads.
+    let threads = threads.clamp(1, tile_rows.max(1));
+    let mut cut: Vec<usize> = (0..threads)
+        .map(|i| {
+            let k = i * nnz / threads;
+            // The first tile row whose first row starts at or after entry k.
+            let (mut lo, mut hi) = (0, tile_rows);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if (rp[mid * TILE] as usize) < k {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        })
+        .collect();
+    cut.push(tile_rows);
+    cut[0] = 0;
+    cut.dedup();
+    let runs: Vec<Run> = if cut.len() <= 2 {
+        vec![build_run(a, p, 0, tile_rows)?]
+    } else {
+        // The worker's cancel flag is per thread: each run's thread takes it on.
+        let flag = cancel::current();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = cut
+                .windows(2)
+                .map(|w| {
+                    let flag = flag.clone();
+                    let (t0, t1) = (w[0], w[1]);
+                    s.spawn(move || cancel::with(flag, || build_run(a, p, t0, t1)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a TILE build thread panicked"))
+                .collect::<Result<Vec<Run>>>()
+        })?
+    };
+    join_runs(a, p, runs)
+}
+
+/// Tile rows [t0, t1) of a build: the level-1 and level-2 arrays with offsets from the run's
+/// own start (`tile_ptr`, `tile_nnz`, `val_ptr` and `idx_ptr` hold each tile row's or tile's
+/// end), where each of its CSR entries goes, and what it defers.
+#[derive(Default)]
+struct Run {
+    tile_ptr: Vec<u32>,
+    tile_col: Vec<u32>,
+    tile_nnz: Vec<u32>,
+    format: Vec<u8>,
+    width: Vec<u8>,
+    val_ptr: Vec<u32>,
+    idx_ptr: Vec<u32>,
+    idx: Vec<u8>,
+    /// Values the run's tiles hold, and non-zeros stored.
+    values: usize,
+    stored: usize,
+    /// First CSR entry of the run.
+    k0: usize,
+    /// Slot in the run's values of each of its CSR entries (`u32::MAX`: deferred).
+    slot: Vec<u32>,
+    /// Deferred entries: CSR index, and (once the run is built) row.
+    deferred_k: Vec<usize>,
+    deferred_row: Vec<u32>,
+    census: Census,
+}
+
+fn build_run<T: Scalar>(a: &Csr<T>, p: &TileParams, t0: usize, t1: usize) -> Result<Run> {
+    let (rows, rp, ci) = (a.rows(), a.row_ptr(), a.col_ind());
+    let (k0, k1) = (rp[t0 * TILE] as usize, rp[(t1 * TILE).min(rows)] as usize);
+    let mut run = Run {
+        k0,
+        slot: vec![u32::MAX; k1 - k0],
+        ..Run::default()
+    };
     let vsz = std::mem::size_of::<T>();
-    let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
+    // (tile column, local row, local column, k) of one tile, by row then column.
+    let mut ents: Vec<(u32, u8, u8, usize)> = Vec::new();
+    let mut cur = [0usize; TILE];
+    let mut end = [0usize; TILE];
+    for tr in t0..t1 {
+        cancel::check_every(tr * TILE)?;
+        let r0 = tr * TILE;
+        let vr = TILE.min(rows - r0);
+        for rl in 0..vr {
+            (cur[rl], end[rl]) = (rp[r0 + rl] as usize, rp[r0 + rl + 1] as usize);
+        }
+        // The rows' columns are sorted: a merge of the vr rows by tile column yields each
+        // tile's entries by row, then column (duplicates in their CSR order).
+        loop {
+            let tc = (0..vr)
+                .filter(|&rl| cur[rl] < end[rl])
+                .map(|rl| ci[cur[rl]] as usize / TILE)
+                .min();
+            let Some(tc) = tc else { break };
+            ents.clear();
+            for rl in 0..vr {
+                while cur[rl] < end[rl] && ci[cur[rl]] as usize / TILE == tc {
+                    let c = ci[cur[rl]] as usize;
+                    ents.push((tc as u32, rl as u8, (c % TILE) as u8, cur[rl]));
+                    cur[rl] += 1;
+                }
+            }
+            emit_tile(&mut run, a.cols(), p, &ents, tc as u32, vr, vsz)?;
+        }
+        run.tile_ptr.push(run.tile_col.len() as u32);
+    }
+    // The deferred entries in CSR order, with their rows (runs hold increasing entries, so
+    // the runs' lists joined are in CSR order too).
+    run.deferred_k.sort_unstable();
+    let mut r = t0 * TILE;
+    run.deferred_row = run
+        .deferred_k
+        .iter()
+        .map(|&k| {
+            while rp[r + 1] as usize <= k {
+                r += 1;
+            }
+            r as u32
+        })
+        .collect();
+    Ok(run)
+}
+
+/// The runs joined in order into the format, then its work items, its deferred matrix and its
+/// values.
+fn join_runs<T: Scalar>(a: &Csr<T>, p: &TileParams, runs: Vec<Run>) -> Result<Tiled<T>> {
+    let (rows, cols, nnz) = (a.rows(), a.cols(), a.nnz());
+    let (ci, va) = (a.col_ind(), a.values());
+    let tiles: usize = runs.iter().map(|r| r.tile_col.len()).sum();
+    let tile_len: usize = runs.iter().map(|r| r.values).sum();
+    let deferred: usize = runs.iter().map(|r| r.deferred_k.len()).sum();
+    let idx_len: usize = runs.iter().map(|r| r.idx.len()).sum();
+    if tile_len + deferred > u32::MAX as usize {
+        return Err(too_big("the value count", tile_len + deferred));
+    }
+    if idx_len > u32::MAX as usize {
+        return Err(too_big("the index count", idx_len));
+    }
     let mut f = Tiled {
         rows,
         cols,
         params: *p,
-        tile_ptr: vec![0],
-        tile_col: Vec::new(),
-        tile_nnz: vec![0],
-        format: Vec::new(),
-        width: Vec::new(),
-        val_ptr: vec![0],
-        idx_ptr: vec![0],
-        idx: Vec::new(),
+        tile_ptr: Vec::with_capacity(rows.div_ceil(TILE) + 1),
+        tile_col: Vec::with_capacity(tiles),
+        tile_nnz: Vec::with_capacity(tiles + 1),
+        format: Vec::with_capacity(tiles),
+        width: Vec::with_capacity(tiles),
+        val_ptr: Vec::with_capacity(tiles + 1),
+        idx_ptr: Vec::with_capacity(tiles + 1),
+        idx: Vec::with_capacity(idx_len),
         values: Vec::new(),
         item_row: Vec::new(),
         item_start: vec![0],
         split_rows: Vec::new(),
         deferred: None,
-        value_slot: vec![u32::MAX; a.nnz()],
+        value_slot: vec![u32::MAX; nnz],
         census: Census::default(),
     };
-    // Deferred entries: CSR index k.
-    let mut deferred_k: Vec<usize> = Vec::new();
-    // (tile column, local row, local column, k) of one tile row.
-    let mut ents: Vec<(u32, u8, u8, usize)> = Vec::new();
-    for tr in 0..tile_rows {
-        cancel::check_every(tr * TILE)?;
-        let r0 = tr * TILE;
-        let vr = TILE.min(rows - r0);
-        ents.clear();
-        for rl in 0..vr {
-            let r = r0 + rl;
-            let (b, e) = (rp[r] as usize, rp[r + 1] as usize);
-            for (k, &c) in (b..e).zip(&ci[b..e]) {
-                let c = c as usize;
-                ents.push(((c / TILE) as u32, rl as u8, (c % TILE) as u8, k));
-            }
+    f.tile_ptr.push(0);
+    f.tile_nnz.push(0);
+    f.val_ptr.push(0);
+    f.idx_ptr.push(0);
+    let mut deferred_k: Vec<usize> = Vec::with_capacity(deferred);
+    let mut deferred_row: Vec<u32> = Vec::with_capacity(deferred);
+    // Each run's value base, then its slots in place (runs hold disjoint ranges of entries).
+    let mut bases = Vec::with_capacity(runs.len());
+    let (mut tb, mut vb, mut ib, mut sb) = (0u32, 0u32, 0u32, 0u32);
+    for r in &runs {
+        f.tile_ptr.extend(r.tile_ptr.iter().map(|&t| t + tb));
+        f.tile_col.extend_from_slice(&r.tile_col);
+        f.format.extend_from_slice(&r.format);
+        f.width.extend_from_slice(&r.width);
+        f.tile_nnz.extend(r.tile_nnz.iter().map(|&t| t + sb));
+        f.val_ptr.extend(r.val_ptr.iter().map(|&t| t + vb));
+        f.idx_ptr.extend(r.idx_ptr.iter().map(|&t| t + ib));
+        f.idx.extend_from_slice(&r.idx);
+        deferred_k.extend_from_slice(&r.deferred_k);
+        deferred_row.extend_from_slice(&r.deferred_row);
+        for i in 0..7 {
+            f.census.tiles[i] += r.census.tiles[i];
+            f.census.nnz[i] += r.census.nnz[i];
         }
-        // Stable: duplicates keep their CSR order.
-        ents.sort_by_key(|e| (e.0, e.1, e.2));
-        let mut i = 0;
-        while i < ents.len() {
-            let tc = ents[i].0;
-            let mut e = i;
-            while e < ents.len() && ents[e].0 == tc {
-                e += 1;
-            }
-            emit_tile(&mut f, &ents[i..e], tc, vr, vsz, &mut deferred_k)?;
-            i = e;
-        }
-        f.tile_ptr.push(f.tile_col.len() as u32);
+        bases.push(vb);
+        tb += r.tile_col.len() as u32;
+        vb += r.values as u32;
+        ib += r.idx.len() as u32;
+        sb += r.stored as u32;
     }
-    if f.values.len() + deferred_k.len() > u32::MAX as usize {
-        return Err(too_big(
-            "the value count",
-            f.values.len() + deferred_k.len(),
-        ));
-    }
-    // Work items (§III.D): at most tbalance tiles per warp; an empty tile row still gets one
-    // (it writes beta*y).
-    let tb = p.tbalance as usize;
-    for tr in 0..tile_rows {
-        let (s, e) = (f.tile_ptr[tr] as usize, f.tile_ptr[tr + 1] as usize);
-        if p.tbalance == TBALANCE_UNLIMITED || e - s <= tb {
-            f.item_row.push(tr as u32);
-            f.item_start.push(e as u32);
-        } else {
-            f.split_rows.push(tr as u32);
-            let mut t = s;
-            while t < e {
-                t = (t + tb).min(e);
-                f.item_row.push(tr as u32 | SPLIT_ROW);
-                f.item_start.push(t as u32);
-            }
-        }
-    }
+    place_slots(&mut f.value_slot, &runs, &bases);
+    drop(runs);
+    f.set_tbalance(p.tbalance);
     // The deferred matrix, in CSR order (k order is row-major with sorted columns).
-    let tile_len = f.values.len();
     f.census.deferred_nnz = deferred_k.len();
+    f.values = vec![T::ZERO; tile_len + deferred_k.len()];
     if !deferred_k.is_empty() {
-        deferred_k.sort_unstable();
-        let trip: Vec<(usize, usize, T)> = deferred_k
-            .iter()
-            .map(|&k| (row_of(rp, k), ci[k] as usize, va[k]))
-            .collect();
-        let csr = Csr::from_triplets(rows, cols, &trip)?;
-        f.values.extend_from_slice(csr.values());
+        // In CSR order: its own CSR's arrays as they come.
+        let mut d_ptr = vec![0i32; rows + 1];
+        for &r in &deferred_row {
+            d_ptr[r as usize + 1] += 1;
+        }
+        for i in 0..rows {
+            d_ptr[i + 1] += d_ptr[i];
+        }
+        let d_col = deferred_k.iter().map(|&k| ci[k]).collect();
+        let d_val = deferred_k.iter().map(|&k| va[k]).collect();
+        let csr = Csr::from_sorted(rows, cols, d_ptr, d_col, d_val);
         for (i, &k) in deferred_k.iter().enumerate() {
-            f.value_slot[k] = (tile_len + csr.input_slot(i)) as u32;
+            f.value_slot[k] = (tile_len + i) as u32;
         }
         let stats = csr.stats();
         let hola = HolaHost::new(&Request {
@@ -432,25 +567,46 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
     Ok(f)
 }
 
-fn row_of(rp: &[i32], k: usize) -> usize {
-    rp.partition_point(|&p| p as usize <= k) - 1
+/// Every run's slots into `value_slot` (its entries' range), moved by the run's value base;
+/// in parallel for several runs.
+fn place_slots(value_slot: &mut [u32], runs: &[Run], bases: &[u32]) {
+    let place = |dst: &mut [u32], r: &Run, base: u32| {
+        for (d, &s) in dst.iter_mut().zip(&r.slot) {
+            if s != u32::MAX {
+                *d = s + base;
+            }
+        }
+    };
+    if runs.len() == 1 {
+        place(value_slot, &runs[0], bases[0]);
+        return;
+    }
+    std::thread::scope(|s| {
+        let mut rest = value_slot;
+        for (r, &base) in runs.iter().zip(bases) {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(r.slot.len());
+            rest = tail;
+            s.spawn(move || place(mine, r, base));
+        }
+    });
 }
 
-/// Appends one tile (entries sorted by row then column) in its selected format.
-fn emit_tile<T: Scalar>(
-    f: &mut Tiled<T>,
+/// Appends one tile (entries sorted by row then column) in its selected format to `run`.
+fn emit_tile(
+    run: &mut Run,
+    cols: usize,
+    params: &TileParams,
     ents: &[(u32, u8, u8, usize)],
     tc: u32,
     vr: usize,
     vsz: usize,
-    deferred_k: &mut Vec<usize>,
 ) -> Result<()> {
     let mut s = TileShape {
         row_count: [0; TILE],
         col_count: [0; TILE],
         nnz: ents.len(),
         valid_rows: vr,
-        valid_cols: TILE.min(f.cols - tc as usize * TILE),
+        valid_cols: TILE.min(cols - tc as usize * TILE),
         duplicates: false,
     };
     for (i, e) in ents.iter().enumerate() {
@@ -460,40 +616,40 @@ fn emit_tile<T: Scalar>(
             s.duplicates = true;
         }
     }
-    let fmt = select(&s, &f.params);
-    f.census.tiles[fmt as usize] += 1;
-    f.census.nnz[fmt as usize] += s.nnz;
-    let defer = f.params.deferred;
+    let fmt = select(&s, params);
+    run.census.tiles[fmt as usize] += 1;
+    run.census.nnz[fmt as usize] += s.nnz;
+    let defer = params.deferred;
     if defer && fmt == TileFormat::Coo {
-        deferred_k.extend(ents.iter().map(|e| e.3));
+        run.deferred_k.extend(ents.iter().map(|e| e.3));
         return Ok(());
     }
-    let vb = f.values.len();
-    let ib = f.idx.len();
+    let vb = run.values;
+    let ib = run.idx.len();
     let mut stored = s.nnz;
     let mut width = 0usize;
-    // (slot within the tile's values, k) pairs; values filled from them.
-    let mut put: Vec<(usize, usize)> = Vec::with_capacity(ents.len());
+    let mut values = s.nnz;
+    // Slot within the tile's values of each entry.
+    let k0 = run.k0;
+    let mut put = |slot: usize, k: usize| run.slot[k - k0] = (vb + slot) as u32;
     match fmt {
         TileFormat::Csr => {
             let mut off = 0usize;
             for r in 0..TILE {
-                f.idx.push(off as u8);
+                run.idx.push(off as u8);
                 off += s.row_count[r];
             }
-            f.idx.resize(ib + TILE + s.nnz.div_ceil(2), 0);
+            run.idx.resize(ib + TILE + s.nnz.div_ceil(2), 0);
             for (j, e) in ents.iter().enumerate() {
-                set_nibble(&mut f.idx[ib + TILE..], j, e.2 as usize);
-                put.push((j, e.3));
+                set_nibble(&mut run.idx[ib + TILE..], j, e.2 as usize);
+                put(j, e.3);
             }
-            f.values.resize(vb + s.nnz, T::ZERO);
         }
         TileFormat::Coo => {
             for (j, e) in ents.iter().enumerate() {
-                f.idx.push(e.1 << 4 | e.2);
-                put.push((j, e.3));
+                run.idx.push(e.1 << 4 | e.2);
+                put(j, e.3);
             }
-            f.values.resize(vb + s.nnz, T::ZERO);
         }
         TileFormat::Ell | TileFormat::Hyb => {
             let w = if fmt == TileFormat::Ell {
@@ -502,8 +658,8 @@ fn emit_tile<T: Scalar>(
                 hyb_width(&s.row_count, vsz)
             };
             width = w;
-            f.idx.resize(ib + 8 * w, 0);
-            f.values.resize(vb + 16 * w, T::ZERO);
+            run.idx.resize(ib + 8 * w, 0);
+            values = 16 * w;
             let mut seen = [0usize; TILE];
             let mut coo: Vec<&(u32, u8, u8, usize)> = Vec::new();
             for e in ents {
@@ -512,31 +668,31 @@ fn emit_tile<T: Scalar>(
                 seen[r] += 1;
                 if j < w {
                     let slot = j * TILE + r;
-                    set_nibble(&mut f.idx[ib..], slot, e.2 as usize);
-                    put.push((slot, e.3));
+                    set_nibble(&mut run.idx[ib..], slot, e.2 as usize);
+                    put(slot, e.3);
                 } else {
                     coo.push(e);
                 }
             }
             if defer {
                 stored -= coo.len();
-                deferred_k.extend(coo.iter().map(|e| e.3));
+                run.deferred_k.extend(coo.iter().map(|e| e.3));
                 if w == 0 {
                     // Everything went to the deferred matrix: no tile left.
                     return Ok(());
                 }
             } else {
                 for (i, e) in coo.iter().enumerate() {
-                    f.idx.push(e.1 << 4 | e.2);
-                    put.push((16 * w + i, e.3));
+                    run.idx.push(e.1 << 4 | e.2);
+                    put(16 * w + i, e.3);
                 }
-                f.values.resize(vb + 16 * w + coo.len(), T::ZERO);
+                values += coo.len();
             }
         }
         TileFormat::Dns => {
-            f.values.resize(vb + TILE * TILE, T::ZERO);
+            values = TILE * TILE;
             for e in ents {
-                put.push((e.2 as usize * TILE + e.1 as usize, e.3));
+                put(e.2 as usize * TILE + e.1 as usize, e.3);
             }
         }
         TileFormat::DnsRow | TileFormat::DnsCol => {
@@ -546,11 +702,11 @@ fn emit_tile<T: Scalar>(
             for (i, c) in counts.iter().enumerate() {
                 if *c > 0 {
                     pos[i] = width;
-                    f.idx.push(i as u8);
+                    run.idx.push(i as u8);
                     width += 1;
                 }
             }
-            f.values.resize(vb + width * TILE, T::ZERO);
+            values = width * TILE;
             for e in ents {
                 let (r, c) = (e.1 as usize, e.2 as usize);
                 let slot = if by_row {
@@ -558,39 +714,57 @@ fn emit_tile<T: Scalar>(
                 } else {
                     pos[c] * TILE + r
                 };
-                put.push((slot, e.3));
+                put(slot, e.3);
             }
         }
     }
     if width > u8::MAX as usize {
         return Err(Error::Internal(format!("TILE: tile width {width} > 255")));
     }
-    let ranges_ok = f.values.len() <= u32::MAX as usize && f.idx.len() <= u32::MAX as usize;
-    if !ranges_ok {
+    run.values += values;
+    run.stored += stored;
+    if run.values > u32::MAX as usize || run.idx.len() > u32::MAX as usize {
         return Err(too_big(
             "the value or index count",
-            f.values.len().max(f.idx.len()),
+            run.values.max(run.idx.len()),
         ));
     }
-    f.tile_col.push(tc);
-    f.format.push(fmt as u8);
-    f.width.push(width as u8);
-    let last = *f.tile_nnz.last().unwrap_or(&0);
-    f.tile_nnz.push(last + stored as u32);
-    f.val_ptr.push(f.values.len() as u32);
-    f.idx_ptr.push(f.idx.len() as u32);
-    put_values(f, vb, &put);
+    run.tile_col.push(tc);
+    run.format.push(fmt as u8);
+    run.width.push(width as u8);
+    run.tile_nnz.push(run.stored as u32);
+    run.val_ptr.push(run.values as u32);
+    run.idx_ptr.push(run.idx.len() as u32);
     Ok(())
 }
 
-fn put_values<T: Scalar>(f: &mut Tiled<T>, vb: usize, put: &[(usize, usize)]) {
-    // Only the slots are recorded here; `build` fills the values through them at the end.
-    for &(slot, k) in put {
-        f.value_slot[k] = (vb + slot) as u32;
-    }
-}
-
 impl<T: Scalar> Tiled<T> {
+    /// Sets `tbalance` and rebuilds the work items from the tiles (§III.D): at most
+    /// `tbalance` tiles per warp; an empty tile row still gets one (it writes beta*y).
+    pub fn set_tbalance(&mut self, tbalance: u32) {
+        self.params.tbalance = tbalance;
+        self.item_row.clear();
+        self.item_start.clear();
+        self.item_start.push(0);
+        self.split_rows.clear();
+        let tb = tbalance as usize;
+        for tr in 0..self.tile_ptr.len() - 1 {
+            let (s, e) = (self.tile_ptr[tr] as usize, self.tile_ptr[tr + 1] as usize);
+            if tbalance == TBALANCE_UNLIMITED || e - s <= tb {
+                self.item_row.push(tr as u32);
+                self.item_start.push(e as u32);
+            } else {
+                self.split_rows.push(tr as u32);
+                let mut t = s;
+                while t < e {
+                    t = (t + tb).min(e);
+                    self.item_row.push(tr as u32 | SPLIT_ROW);
+                    self.item_start.push(t as u32);
+                }
+            }
+        }
+    }
+
     /// Tiles stored (deferred COO tiles are not among them).
     pub fn num_tiles(&self) -> usize {
         self.tile_col.len()

@@ -162,7 +162,7 @@ fn coo<T: Scalar>(idx: &[u8], val: &[T], xv: &[T; TILE], s: &mut [T; WARP]) {
 mod tests {
     use super::*;
     use crate::csr::Csr;
-    use crate::methods::tile::format::{build, TileFormat};
+    use crate::methods::tile::format::{build, build_on, TileFormat};
     use crate::methods::tile::params::{TileParams, TBALANCE_UNLIMITED};
     use crate::types::Operation;
 
@@ -449,6 +449,83 @@ mod tests {
             for deferred in [false, true] {
                 check(&a, &TileParams::paper(deferred));
             }
+        }
+    }
+
+    /// Every array of two builds, by name.
+    fn same_format(a: &Tiled<f64>, b: &Tiled<f64>, what: &str) {
+        assert_eq!(a.tile_ptr, b.tile_ptr, "{what}: tile_ptr");
+        assert_eq!(a.tile_col, b.tile_col, "{what}: tile_col");
+        assert_eq!(a.tile_nnz, b.tile_nnz, "{what}: tile_nnz");
+        assert_eq!(a.format, b.format, "{what}: format");
+        assert_eq!(a.width, b.width, "{what}: width");
+        assert_eq!(a.val_ptr, b.val_ptr, "{what}: val_ptr");
+        assert_eq!(a.idx_ptr, b.idx_ptr, "{what}: idx_ptr");
+        assert_eq!(a.idx, b.idx, "{what}: idx");
+        assert_eq!(a.values, b.values, "{what}: values");
+        assert_eq!(a.item_row, b.item_row, "{what}: item_row");
+        assert_eq!(a.item_start, b.item_start, "{what}: item_start");
+        assert_eq!(a.split_rows, b.split_rows, "{what}: split_rows");
+        assert_eq!(a.value_slot, b.value_slot, "{what}: value_slot");
+        assert_eq!(a.census, b.census, "{what}: census");
+        assert_eq!(a.params, b.params, "{what}: params");
+        let d = |f: &Tiled<f64>| {
+            f.deferred.as_ref().map(|d| {
+                (
+                    d.csr.row_ptr().to_vec(),
+                    d.csr.col_ind().to_vec(),
+                    d.csr.values().to_vec(),
+                )
+            })
+        };
+        assert_eq!(d(a), d(b), "{what}: deferred CSR");
+    }
+
+    #[test]
+    fn any_number_of_build_threads_gives_the_same_format() {
+        let mut t: Vec<(usize, usize, f64)> = (0..200).map(|r| (r, (r * 7) % 50, 1.0)).collect();
+        t.extend((0..200).step_by(3).map(|r| (r, (r * 7) % 50, -2.0)));
+        let dup = Csr::from_triplets(200, 50, &t).unwrap();
+        let mut cases: Vec<(String, Csr<f64>)> = [
+            "gen:emptyrows:2001,8,3",
+            "gen:powerlaw:10,8,2",
+            "gen:stencil27:7",
+            "gen:elasticity:3",
+            "gen:dense:37,53",
+            "gen:random:100000,4,3,2",
+            "gen:empty:70,9",
+        ]
+        .iter()
+        .map(|s| (s.to_string(), load(s)))
+        .collect();
+        cases.push(("duplicates".into(), dup));
+        for (spec, a) in &cases {
+            for p in [
+                TileParams::paper(false),
+                TileParams::paper(true),
+                TileParams {
+                    tbalance: 2,
+                    ..TileParams::paper(true)
+                },
+            ] {
+                let one = build_on(a, &p, 1).unwrap();
+                for threads in [2, 3, 7, 64] {
+                    let many = build_on(a, &p, threads).unwrap();
+                    same_format(&one, &many, &format!("{spec}, {p}, {threads} threads"));
+                }
+            }
+            // The work items alone, made again for another tbalance, as a build with it.
+            let mut f = build_on(a, &TileParams::paper(true), 3).unwrap();
+            let p = TileParams {
+                tbalance: 3,
+                ..TileParams::paper(true)
+            };
+            f.set_tbalance(p.tbalance);
+            same_format(
+                &f,
+                &build_on(a, &p, 1).unwrap(),
+                &format!("{spec}, set_tbalance"),
+            );
         }
     }
 
