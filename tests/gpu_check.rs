@@ -168,14 +168,26 @@ fn stages(spec: &str) {
     // The outcome: the next product starts AUTO's real choice; finish_background swaps it in.
     drop(held);
     product(&h, &m, &a, &format!("{name} at the outcome"), 4);
+    let at_outcome = m.info();
     m.finish_background(&h).unwrap();
     let info = m.info();
     assert_eq!(info.algorithm, want, "{name}: {}", info.params);
     if want == Algorithm::Hola {
         // The provisional HOLA runs in carry mode; without rows long enough to need it the
-        // final one runs the core kernel alone.
+        // final one runs the core kernel alone, over the provisional one's row starts (these
+        // grids are one wave), in from the product that read the outcome.
         let own = a.stats().max <= 1025;
         assert_eq!(info.params.contains(" own"), own, "{name}: {}", info.params);
+        if own {
+            assert!(
+                at_outcome.params.contains(" own")
+                    && at_outcome
+                        .params
+                        .contains("row starts of the HOLA that ran"),
+                "{name}: {}",
+                at_outcome.params
+            );
+        }
     }
     let (got, host) = (m.stats(), a.stats());
     assert_eq!(

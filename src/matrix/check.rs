@@ -40,6 +40,8 @@ use std::sync::Arc;
 /// product that sees the check's outcome starts AUTO's real choice (`started`).
 pub(super) struct Provisional<T: Scalar> {
     params: hola_params::Params,
+    /// Its row starts (device address; the form is retired, not dropped, when swapped out).
+    starts: u64,
     started: AtomicBool,
     /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
     /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
@@ -266,10 +268,12 @@ impl<T: Scalar> Matrix<T> {
         let params = provisional_params(&self.stats);
         let stream = handle.cuda_stream();
         let in_slot = workspace.zip(slot_layout::<T>(dev, params, csr.nnz()));
-        let method: Box<dyn GpuMethod<T>> = Box::new(match in_slot {
+        let hola = match in_slot {
             Some(work) => HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?,
             None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
-        });
+        };
+        let starts = hola.starts_addr();
+        let method: Box<dyn GpuMethod<T>> = Box::new(hola);
         let ready = cuda::Ready::record(dev, stream)?;
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
         // matrix without long rows swaps in without a wait.
@@ -282,6 +286,7 @@ impl<T: Scalar> Matrix<T> {
         let light = methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok();
         let provisional = Provisional {
             params,
+            starts,
             started: AtomicBool::new(false),
             light: std::sync::Mutex::new(light),
         };
@@ -342,8 +347,13 @@ impl<T: Scalar> Matrix<T> {
         let start = std::time::Instant::now();
         let gate = c.gate();
         self.drop_analysis();
+        // One launch of the core kernel where no row needs combining (the check is done: no
+        // gate), else the carry mode the slot was laid out for.
         let method: Box<dyn GpuMethod<T>> =
-            Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?);
+            match HolaGpu::own_over(dev, &csr, params, work.0, self.stats.max)? {
+                Some(m) => Box::new(m),
+                None => Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?),
+            };
         let ready = cuda::Ready::record(dev, handle.cuda_stream())?;
         self.install_hola((csr, method, ready), None, start, "");
         Ok(true)
@@ -406,16 +416,22 @@ impl<T: Scalar> Matrix<T> {
             Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),
             _ => None,
         };
+        let same_hola = now == Algorithm::Hola && hola_params::fixed_rule(&stats) == prov.params;
+        // Without rows that need combining, the final HOLA runs its core kernel alone (no
+        // carry ring, no gate) over the provisional one's row starts, in at once when the grid
+        // is one wave.
+        let own = match same_hola && made.is_none() {
+            true => HolaGpu::own_over(dev, &gpu.csr, prov.params, prov.starts, stats.max)?,
+            false => None,
+        };
         if let Some(m) = made {
             // Made at analyze (kernels only): in at once.
             gpu.forms.swap_now(now, m);
-        } else if now != Algorithm::Hola
-            || hola_params::fixed_rule(&stats) != prov.params
-            || !hola_params::needs_combine(Some(stats.max), prov.params.npb())
-        {
+        } else if let Some(m) = own {
+            gpu.forms.swap_now(now, Box::new(m));
+        } else if !same_hola || !hola_params::needs_combine(Some(stats.max), prov.params.npb()) {
             // The provisional HOLA stays only where a HOLA built now would be the same: its
-            // parameters, and long rows that need the carry mode it runs in. Without them the
-            // final one runs the core kernel alone: no carry ring, no gate.
+            // parameters, and long rows that need the carry mode it runs in.
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
         if let Some((target, after)) = later {

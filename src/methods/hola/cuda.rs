@@ -574,9 +574,57 @@ impl<T: Scalar> HolaGpu<T> {
         })
     }
 
+    /// HOLA with parameters `p` in one launch of its core kernel (own mode: no carry ring, no
+    /// gate), over row starts already made for `p` at `starts` (another HOLA's: that one must
+    /// outlive this, as a retired form does) for arrays now known sound whose longest row is
+    /// `longest_row`: what the provisional HOLA hands over to once the check reports (no
+    /// allocation, no launch). `None` when own mode does not apply (rows spanning three blocks,
+    /// or more blocks than one wave).
+    pub fn own_over(
+        dev: &Arc<Device>,
+        csr: &GpuCsr<T>,
+        p: Params,
+        starts: u64,
+        longest_row: usize,
+    ) -> Result<Option<Self>> {
+        let blocks = p.blocks(csr.nnz());
+        if blocks == 0 || params::needs_combine(Some(longest_row), p.npb()) {
+            return Ok(None);
+        }
+        let kernels = load::<T>(dev, p)?;
+        let sm = dev.sm_count();
+        if !params::own_mode(blocks, sm, 1)
+            && !params::own_mode(blocks, sm, kernels.spmv_own.resident_blocks(dev, p.threads))
+        {
+            return Ok(None);
+        }
+        let ready = OnDevice {
+            params: p,
+            kernels,
+            starts: DeviceBuffer::borrowed(dev, starts, (blocks + 1) * 4),
+            blocks,
+            mode: Mode::Own,
+            gate: 0,
+        };
+        let text = format!(
+            "{p} blocks={blocks}{} (fixed rule, 3.1; row starts of the HOLA that ran while the arrays' check ran)",
+            ready.mode()
+        );
+        Ok(Some(HolaGpu {
+            ready,
+            text,
+            _t: PhantomData,
+        }))
+    }
+
     /// The parameters in use.
     pub fn params(&self) -> Params {
         self.ready.params
+    }
+
+    /// Device address of the row starts (blocks + 1 entries), for [`HolaGpu::own_over`].
+    pub fn starts_addr(&self) -> u64 {
+        self.ready.starts.addr()
     }
 }
 
