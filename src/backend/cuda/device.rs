@@ -450,7 +450,17 @@ impl Drop for Device {
 pub struct Module {
     module: sys::CUmodule,
     ctx: sys::CUcontext,
+    /// Entry points looked up so far: a method's analyze asks for the same ones again, and a
+    /// driver lookup costs about a microsecond on the first product's path.
+    functions: Mutex<HashMap<String, FunctionHandle>>,
 }
+
+/// A `CUfunction` kept in a [`Module`]'s table.
+#[derive(Clone, Copy)]
+struct FunctionHandle(sys::CUfunction);
+// SAFETY: function handles are process-wide, valid while their module is loaded (the table is
+// the module's).
+unsafe impl Send for FunctionHandle {}
 
 // SAFETY: module handles are process-wide; used with their context pushed.
 unsafe impl Send for Module {}
@@ -473,19 +483,33 @@ impl Module {
             unsafe { sys::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
             "cuModuleLoadData",
         )?;
-        Ok(Module { module, ctx })
+        Ok(Module {
+            module,
+            ctx,
+            functions: Mutex::new(HashMap::new()),
+        })
     }
 
-    /// The entry point `name`.
+    /// The entry point `name` (looked up in the driver once per module).
     pub(crate) fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
-        let cname = std::ffi::CString::new(name)
-            .map_err(|_| Error::Internal(format!("kernel name {name:?} has a NUL")))?;
-        let mut f = std::ptr::null_mut();
-        // SAFETY: the module is loaded; cname is NUL-terminated; f is a valid out-pointer.
-        check(
-            unsafe { sys::cuModuleGetFunction(&mut f, self.module, cname.as_ptr()) },
-            &format!("cuModuleGetFunction({name})"),
-        )?;
+        let mut table = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        let f = match table.get(name) {
+            Some(h) => h.0,
+            None => {
+                let cname = std::ffi::CString::new(name)
+                    .map_err(|_| Error::Internal(format!("kernel name {name:?} has a NUL")))?;
+                let mut f = std::ptr::null_mut();
+                // SAFETY: the module is loaded; cname is NUL-terminated; f is a valid
+                // out-pointer.
+                check(
+                    unsafe { sys::cuModuleGetFunction(&mut f, self.module, cname.as_ptr()) },
+                    &format!("cuModuleGetFunction({name})"),
+                )?;
+                table.insert(name.to_string(), FunctionHandle(f));
+                f
+            }
+        };
+        drop(table);
         Ok(Function {
             f,
             name: name.to_string(),
