@@ -13,49 +13,13 @@
 
 mod common;
 
-use common::gpu::{gpu, shared_device};
+use common::gpu::{gpu, shared_device, DeviceArrays as Arrays};
 use common::products::{assert_ax, x_for};
 use tessera::backend::cuda::import::DeviceCsr;
 use tessera::backend::cuda::DeviceVec;
 use tessera::{
     Algorithm, BorrowedWrites, Csr, Handle, IndexBase, Matrix, Operation, Scalar, Status, Tuning,
 };
-
-/// The caller's arrays on the device.
-struct Arrays<T> {
-    row_ptr: DeviceVec<i32>,
-    col_ind: DeviceVec<i32>,
-    values: DeviceVec<T>,
-    rows: usize,
-    cols: usize,
-}
-
-impl<T: Scalar> Arrays<T> {
-    fn of(h: &Handle, a: &Csr<f64>) -> Self {
-        let dev = h.cuda().unwrap();
-        let v: Vec<T> = a.values().iter().map(|&v| T::from_f64(v)).collect();
-        Arrays {
-            row_ptr: DeviceVec::from_slice(dev, a.row_ptr()).unwrap(),
-            col_ind: DeviceVec::from_slice(dev, a.col_ind()).unwrap(),
-            values: DeviceVec::from_slice(dev, &v).unwrap(),
-            rows: a.rows(),
-            cols: a.cols(),
-        }
-    }
-
-    fn descr(&self) -> DeviceCsr {
-        DeviceCsr {
-            rows: self.rows,
-            cols: self.cols,
-            nnz: self.values.len(),
-            row_ptr: self.row_ptr.addr(),
-            col_ind: self.col_ind.addr(),
-            values: self.values.addr(),
-            is64: false,
-            base: IndexBase::Zero,
-        }
-    }
-}
 
 /// y = A x through `m`, checked against `a` (the f64 matrix the arrays hold now).
 fn product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str) {

@@ -17,54 +17,14 @@
 
 mod common;
 
-use common::gpu::{capture, destroy_stream, gpu, launch, new_stream, whole_device};
+use common::gpu::{capture, destroy_stream, gpu, launch, new_stream, whole_device, DeviceArrays};
+
+type Arrays = DeviceArrays<f64>;
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use tessera::backend::cuda::check::hold_checks;
-use tessera::backend::cuda::import::DeviceCsr;
 use tessera::backend::cuda::{DeviceVec, Stream};
-use tessera::{
-    Algorithm, BorrowedWrites, Csr, Error, Handle, IndexBase, Matrix, Operation, Tuning,
-};
-
-/// The caller's arrays on the device.
-struct Arrays {
-    row_ptr: DeviceVec<i32>,
-    col_ind: DeviceVec<i32>,
-    values: DeviceVec<f64>,
-    rows: usize,
-    cols: usize,
-}
-
-impl Arrays {
-    fn new(h: &Handle, rows: usize, cols: usize, rp: &[i32], ci: &[i32], va: &[f64]) -> Self {
-        let dev = h.cuda().unwrap();
-        Arrays {
-            row_ptr: DeviceVec::from_slice(dev, rp).unwrap(),
-            col_ind: DeviceVec::from_slice(dev, ci).unwrap(),
-            values: DeviceVec::from_slice(dev, va).unwrap(),
-            rows,
-            cols,
-        }
-    }
-
-    fn of(h: &Handle, a: &Csr<f64>) -> Self {
-        Self::new(h, a.rows(), a.cols(), a.row_ptr(), a.col_ind(), a.values())
-    }
-
-    fn descr(&self) -> DeviceCsr {
-        DeviceCsr {
-            rows: self.rows,
-            cols: self.cols,
-            nnz: self.values.len(),
-            row_ptr: self.row_ptr.addr(),
-            col_ind: self.col_ind.addr(),
-            values: self.values.addr(),
-            is64: false,
-            base: IndexBase::Zero,
-        }
-    }
-}
+use tessera::{Algorithm, BorrowedWrites, Csr, Error, Handle, Matrix, Operation, Tuning};
 
 /// Holds every deferred check's outcome while alive (released on drop, also on a panic).
 struct Held;

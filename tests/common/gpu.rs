@@ -5,8 +5,9 @@
 use super::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tessera::backend::cuda::import::DeviceCsr;
 use tessera::backend::cuda::DeviceVec;
-use tessera::{BackendKind, Csr, Handle, Matrix, Operation, Status};
+use tessera::{BackendKind, Csr, Handle, IndexBase, Matrix, Operation, Scalar, Status};
 
 /// A handle on CUDA device 0, or None after printing one "skipped: no CUDA device" line.
 pub fn gpu() -> Option<Handle> {
@@ -159,4 +160,48 @@ pub fn launch(exec: sys::CUgraphExec, stream: sys::CUstream) {
         unsafe { sys::cuGraphLaunch(exec, stream) },
         sys::CUresult::CUDA_SUCCESS
     );
+}
+
+/// A caller's CSR arrays in device memory (int32 indices, base 0, values of type `T`), for the
+/// creates that read device arrays in place.
+pub struct DeviceArrays<T> {
+    pub row_ptr: DeviceVec<i32>,
+    pub col_ind: DeviceVec<i32>,
+    pub values: DeviceVec<T>,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl<T: Scalar> DeviceArrays<T> {
+    /// Device copies of these arrays (the values converted to `T`).
+    pub fn new(h: &Handle, rows: usize, cols: usize, rp: &[i32], ci: &[i32], va: &[f64]) -> Self {
+        let dev = h.cuda().unwrap();
+        let v: Vec<T> = va.iter().map(|&v| T::from_f64(v)).collect();
+        DeviceArrays {
+            row_ptr: DeviceVec::from_slice(dev, rp).unwrap(),
+            col_ind: DeviceVec::from_slice(dev, ci).unwrap(),
+            values: DeviceVec::from_slice(dev, &v).unwrap(),
+            rows,
+            cols,
+        }
+    }
+
+    /// Device copies of `a`'s arrays.
+    pub fn of(h: &Handle, a: &Csr<f64>) -> Self {
+        Self::new(h, a.rows(), a.cols(), a.row_ptr(), a.col_ind(), a.values())
+    }
+
+    /// Their description for `Matrix::borrow_device*`.
+    pub fn descr(&self) -> DeviceCsr {
+        DeviceCsr {
+            rows: self.rows,
+            cols: self.cols,
+            nnz: self.values.len(),
+            row_ptr: self.row_ptr.addr(),
+            col_ind: self.col_ind.addr(),
+            values: self.values.addr(),
+            is64: false,
+            base: IndexBase::Zero,
+        }
+    }
 }
