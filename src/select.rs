@@ -76,7 +76,7 @@ pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
             Algorithm::Brc
         };
     }
-    over_csr(stats)
+    over_csr(stats, sm)
 }
 
 /// The fraction of empty rows above which [`heuristic`] gives a matrix a format of its own
@@ -89,17 +89,39 @@ const GRAPH_EMPTY_ROWS: f64 = 0.3656;
 const GRAPH_BCCOO_NNZ_PER_SM: f64 = 3104.0;
 
 /// The heuristic's choice among the methods that run on the CSR arrays themselves (no format
-/// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`].
-pub fn over_csr(stats: &RowStats) -> Algorithm {
-    let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
-    let wide = stats.mean > 128.0;
-    let large = stats.nnz >= 4_000_000 && stats.mean >= 10.0;
-    if long_rows || wide || large {
+/// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`], and one more for grids of one
+/// wave: there a product lasts as long as its slowest thread group, and CSR_VECTOR's group
+/// reads its longest row in `ceil(max / coop)` rounds of loads one after another, where HOLA's
+/// blocks read their 1024 entries in one round (one wave: at most two HOLA blocks per SM,
+/// where it runs in one launch, `hola::params::own_mode`). From `DEEP_ROWS` (10) rounds HOLA is
+/// faster (H100, session 14's run C, HOLA over CSR_VECTOR per product: sparse-images 18 rounds
+/// 0.75-0.78, zenios 12 rounds 0.89-0.91, elasticity 6³ 11 rounds 0.87-0.90, bcsstk16 11
+/// rounds 0.94-1.04; bayer10 7 rounds 1.17, n1024 4 rounds 1.01-1.03, Pd 3 rounds 1.34-1.45,
+/// dense 50² 7 rounds 1.01-1.09; notes/auto.md, session 15).
+pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
+    let coop = crate::methods::csr_vector::params::coop_for_mean(stats.mean) as usize;
+    let one_wave = stats.nnz.div_ceil(1024) <= 2 * sm.max(1) as usize;
+    let deep = one_wave && stats.max.div_ceil(coop) >= DEEP_ROWS;
+    if needs_split(stats) || deep {
         Algorithm::Hola
     } else {
         Algorithm::CsrVector
     }
 }
+
+/// Rows that CSR_VECTOR's row groups serve badly in a grid of any size (the first three rules
+/// of [`over_csr`]): a row longer than 8x the mean, a mean above 128, or at least 4M non-zeros
+/// with 10 or more per row. The cuSPARSE drop-in leaves such matrices to cuSPARSE.
+pub fn needs_split(stats: &RowStats) -> bool {
+    let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
+    let wide = stats.mean > 128.0;
+    let large = stats.nnz >= 4_000_000 && stats.mean >= 10.0;
+    long_rows || wide || large
+}
+
+/// CSR_VECTOR's rounds on its longest row from which [`over_csr`] takes HOLA in a grid of one
+/// wave (between the measured 9, CSR_VECTOR faster, and 11, HOLA as fast or faster).
+const DEEP_ROWS: usize = 10;
 
 /// AUTO with TUNING_NONE when the heuristic picks a method with a format of its own (BRC,
 /// TILE, BCCOO): `Some((now, later))`, the method over the CSR arrays to run from the first product
@@ -118,7 +140,7 @@ pub fn background_plan(
     }
     let later = heuristic(stats, deterministic, sm);
     matches!(later, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
-        .then(|| (over_csr(stats), later))
+        .then(|| (over_csr(stats, sm), later))
 }
 
 /// True when this process may use more than one core (`available_parallelism`, which follows
@@ -352,6 +374,12 @@ mod tests {
             heuristic(&stats("gen:elasticity:12"), false, 132),
             Algorithm::CsrVector
         );
+        // CSR_VECTOR's longest row in 11 rounds of 8 (81 entries) in a grid of one wave:
+        // HOLA; in more waves (36 blocks on 10 SMs) CSR_VECTOR keeps it.
+        let deep = stats("gen:elasticity:6");
+        assert_eq!(deep.max.div_ceil(8), 11);
+        assert_eq!(heuristic(&deep, false, 132), Algorithm::Hola);
+        assert_eq!(heuristic(&deep, false, 10), Algorithm::CsrVector);
         assert_eq!(
             heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false, 132),
             Algorithm::Hola

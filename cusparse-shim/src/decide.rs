@@ -3,7 +3,7 @@
 //! here is host logic, unit-tested without a GPU.
 
 use crate::abi::*;
-use tessera::{Algorithm, RowStats, ValueType};
+use tessera::{RowStats, ValueType};
 
 /// What one `cusparseSpMV` call says, read from the real handle and descriptors.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,14 +187,13 @@ pub fn decide_vectors(
 
 /// `Ok(())` when tessera's kernel on the CSR arrays (CSR_VECTOR: one launch, no atomics, a
 /// fixed summation order; it reads every array at product time, so it stays right whatever the
-/// caller writes into them) is expected at least as fast as cuSPARSE for rows like these:
-/// tessera's AUTO picks it over its split method (`tessera::select::over_csr`). Long rows,
-/// very wide ones and large matrices of longer rows go to cuSPARSE, whose merge-based kernel
-/// serves them better than CSR_VECTOR.
+/// caller writes into them) is expected at least as fast as cuSPARSE for rows like these
+/// (`tessera::select::needs_split` is false). Long rows, very wide ones and large matrices of
+/// longer rows go to cuSPARSE, whose merge-based kernel serves them better than CSR_VECTOR.
 pub fn rows_fit(stats: &RowStats) -> Result<(), String> {
-    match tessera::select::over_csr(stats) {
-        Algorithm::CsrVector => Ok(()),
-        _ => Err(format!(
+    match tessera::select::needs_split(stats) {
+        false => Ok(()),
+        true => Err(format!(
             "rows unlike ({} rows, nnz {}, mean {:.1}, longest {}): cuSPARSE's merge-based kernel serves them",
             stats.rows, stats.nnz, stats.mean, stats.max
         )),

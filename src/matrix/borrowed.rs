@@ -50,7 +50,12 @@ impl<T: Scalar> Matrix<T> {
         let index64 = self.dcsr.as_ref().is_some_and(|d| d.index64());
         let alg = match alg {
             Algorithm::Auto if handle.deterministic() || index64 => Algorithm::CsrVector,
-            Algorithm::Auto => select::over_csr(&self.stats),
+            Algorithm::Auto => select::over_csr(
+                &self.stats,
+                handle
+                    .cuda()
+                    .map_or(crate::types::HOST_SM_COUNT, |d| d.sm_count()),
+            ),
             a => a,
         };
         if index64 && alg != Algorithm::CsrVector {

@@ -29,8 +29,11 @@ pub(crate) const SLOTS: usize = 256;
 /// word); the slot's workspace follows.
 const SLOT_WORDS: usize = 16;
 /// Bytes of a slot's workspace: lent to the provisional method of a small matrix (HOLA's row
-/// starts, which the check's kernel writes, and its carry workspace, which it zeroes).
-pub(crate) const WORK_BYTES: usize = 12 << 10;
+/// starts, which the check's kernel writes, and its carry workspace, which it zeroes). 24 KiB
+/// hold f64's layout for every grid that carry mode takes in one wave at two blocks per SM
+/// (`hola::cuda::workspace_layout`) on up to 140 SMs (H100 and H200: 264 blocks, 22.6 KiB, about
+/// 270,000 non-zeros at 1024 per block). The slab is then 6.3 MB (256 slots).
+pub(crate) const WORK_BYTES: usize = 24 << 10;
 /// Bytes of a slot in device memory.
 const SLOT_BYTES: usize = SLOT_WORDS * 8 + WORK_BYTES;
 /// Word of the verdict in a device slot.

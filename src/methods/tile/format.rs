@@ -317,7 +317,7 @@ fn too_big(what: &str, n: usize) -> Error {
     ))
 }
 
-/// Builds the format of `a` with `p`, on up to [`BUILD_THREADS`] threads for a large matrix
+/// Builds the format of `a` with `p`, on up to `BUILD_THREADS` (16) threads for a large matrix
 /// (the result is the same on any number: [`build_on`]).
 pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
     build_on(a, p, crate::csr::host_threads(a.nnz(), BUILD_THREADS))
@@ -325,7 +325,7 @@ pub fn build<T: Scalar>(a: &Csr<T>, p: &TileParams) -> Result<Tiled<T>> {
 
 /// The most threads one build runs on. The build is compute-bound (per tile: the shape, the
 /// selection, the packing), so it scales past the memory-bound CSR passes' 8.
-pub const BUILD_THREADS: usize = 16;
+const BUILD_THREADS: usize = 16;
 
 /// [`build`] on `threads` threads: the tile rows cut into runs of about equal non-zeros, each
 /// run built on its own thread into a [`Run`] with offsets from its own start, then the runs
