@@ -361,18 +361,19 @@ pub fn build_on<T: Scalar>(a: &Csr<T>, p: &TileParams, threads: usize) -> Result
     cut.push(tile_rows);
     cut[0] = 0;
     cut.dedup();
+    // Where each CSR entry's value goes: each run writes the slots of its own entries (a
+    // contiguous range) relative to its values, moved by its base once all are built.
+    let mut value_slot = crate::csr::try_vec_filled(nnz, u32::MAX, "TILE's value map")?;
     let runs: Vec<Run> = if cut.len() <= 2 {
-        vec![build_run(a, p, 0, tile_rows)?]
+        vec![build_run(a, p, (0, tile_rows), &mut value_slot)?]
     } else {
         // The worker's cancel flag is per thread: each run's thread takes it on.
         let flag = cancel::current();
         std::thread::scope(|s| {
-            let handles: Vec<_> = cut
-                .windows(2)
-                .map(|w| {
+            let handles: Vec<_> = run_slots(a, &cut, &mut value_slot)
+                .map(|(w, slots)| {
                     let flag = flag.clone();
-                    let (t0, t1) = (w[0], w[1]);
-                    s.spawn(move || cancel::with(flag, || build_run(a, p, t0, t1)))
+                    s.spawn(move || cancel::with(flag, || build_run(a, p, w, slots)))
                 })
                 .collect();
             handles
@@ -381,7 +382,27 @@ pub fn build_on<T: Scalar>(a: &Csr<T>, p: &TileParams, threads: usize) -> Result
                 .collect::<Result<Vec<Run>>>()
         })?
     };
-    join_runs(a, p, runs)
+    join_runs(a, p, runs, value_slot)
+}
+
+/// Each run's tile rows (from `cut`) with the part of `value_slot` that holds its entries.
+fn run_slots<'a, T: Scalar>(
+    a: &Csr<T>,
+    cut: &[usize],
+    value_slot: &'a mut [u32],
+) -> impl Iterator<Item = ((usize, usize), &'a mut [u32])> {
+    let (rows, rp) = (a.rows(), a.row_ptr());
+    let k = |tr: usize| rp[(tr * TILE).min(rows)] as usize;
+    let mut rest = value_slot;
+    let spans: Vec<_> = cut
+        .windows(2)
+        .map(|w| ((w[0], w[1]), k(w[1]) - k(w[0])))
+        .collect();
+    spans.into_iter().map(move |(w, n)| {
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        (w, mine)
+    })
 }
 
 /// Tile rows [t0, t1) of a build: the level-1 and level-2 arrays with offsets from the run's
@@ -402,20 +423,23 @@ struct Run {
     stored: usize,
     /// First CSR entry of the run.
     k0: usize,
-    /// Slot in the run's values of each of its CSR entries (`u32::MAX`: deferred).
-    slot: Vec<u32>,
     /// Deferred entries: CSR index, and (once the run is built) row.
     deferred_k: Vec<usize>,
     deferred_row: Vec<u32>,
     census: Census,
 }
 
-fn build_run<T: Scalar>(a: &Csr<T>, p: &TileParams, t0: usize, t1: usize) -> Result<Run> {
+/// Tile rows [t0, t1) into a [`Run`]; `slots` (the run's entries' part of the value map) gets
+/// each entry's slot in the run's values (deferred entries keep `u32::MAX`).
+fn build_run<T: Scalar>(
+    a: &Csr<T>,
+    p: &TileParams,
+    (t0, t1): (usize, usize),
+    slots: &mut [u32],
+) -> Result<Run> {
     let (rows, rp, ci) = (a.rows(), a.row_ptr(), a.col_ind());
-    let (k0, k1) = (rp[t0 * TILE] as usize, rp[(t1 * TILE).min(rows)] as usize);
     let mut run = Run {
-        k0,
-        slot: vec![u32::MAX; k1 - k0],
+        k0: rp[(t0 * TILE).min(rows)] as usize,
         ..Run::default()
     };
     let vsz = std::mem::size_of::<T>();
@@ -446,7 +470,7 @@ fn build_run<T: Scalar>(a: &Csr<T>, p: &TileParams, t0: usize, t1: usize) -> Res
                     cur[rl] += 1;
                 }
             }
-            emit_tile(&mut run, a.cols(), p, &ents, tc as u32, vr, vsz)?;
+            emit_tile(&mut run, slots, (a.cols(), p), &ents, (tc as u32, vr, vsz))?;
         }
         run.tile_ptr.push(run.tile_col.len() as u32);
     }
@@ -469,7 +493,12 @@ fn build_run<T: Scalar>(a: &Csr<T>, p: &TileParams, t0: usize, t1: usize) -> Res
 
 /// The runs joined in order into the format, then its work items, its deferred matrix and its
 /// values.
-fn join_runs<T: Scalar>(a: &Csr<T>, p: &TileParams, runs: Vec<Run>) -> Result<Tiled<T>> {
+fn join_runs<T: Scalar>(
+    a: &Csr<T>,
+    p: &TileParams,
+    runs: Vec<Run>,
+    value_slot: Vec<u32>,
+) -> Result<Tiled<T>> {
     let (rows, cols, nnz) = (a.rows(), a.cols(), a.nnz());
     let (ci, va) = (a.col_ind(), a.values());
     let tiles: usize = runs.iter().map(|r| r.tile_col.len()).sum();
@@ -499,7 +528,7 @@ fn join_runs<T: Scalar>(a: &Csr<T>, p: &TileParams, runs: Vec<Run>) -> Result<Ti
         item_start: vec![0],
         split_rows: Vec::new(),
         deferred: None,
-        value_slot: vec![u32::MAX; nnz],
+        value_slot,
         census: Census::default(),
     };
     f.tile_ptr.push(0);
@@ -532,7 +561,8 @@ fn join_runs<T: Scalar>(a: &Csr<T>, p: &TileParams, runs: Vec<Run>) -> Result<Ti
         ib += r.idx.len() as u32;
         sb += r.stored as u32;
     }
-    place_slots(&mut f.value_slot, &runs, &bases);
+    let ends: Vec<usize> = runs.iter().skip(1).map(|r| r.k0).chain([nnz]).collect();
+    place_slots(&mut f.value_slot, &runs, &ends, &bases);
     drop(runs);
     f.set_tbalance(p.tbalance);
     // The deferred matrix, in CSR order (k order is row-major with sorted columns).
@@ -567,39 +597,36 @@ fn join_runs<T: Scalar>(a: &Csr<T>, p: &TileParams, runs: Vec<Run>) -> Result<Ti
     Ok(f)
 }
 
-/// Every run's slots into `value_slot` (its entries' range), moved by the run's value base;
-/// in parallel for several runs.
-fn place_slots(value_slot: &mut [u32], runs: &[Run], bases: &[u32]) {
-    let place = |dst: &mut [u32], r: &Run, base: u32| {
-        for (d, &s) in dst.iter_mut().zip(&r.slot) {
-            if s != u32::MAX {
-                *d = s + base;
-            }
+/// Each run's slots (its entries `[k0, end)` of `value_slot`) moved by the run's value base
+/// (deferred entries stay `u32::MAX`); in parallel for several runs.
+fn place_slots(value_slot: &mut [u32], runs: &[Run], ends: &[usize], bases: &[u32]) {
+    let place = |dst: &mut [u32], base: u32| {
+        for d in dst.iter_mut().filter(|d| **d != u32::MAX) {
+            *d += base;
         }
     };
     if runs.len() == 1 {
-        place(value_slot, &runs[0], bases[0]);
+        place(value_slot, bases[0]);
         return;
     }
     std::thread::scope(|s| {
         let mut rest = value_slot;
-        for (r, &base) in runs.iter().zip(bases) {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(r.slot.len());
+        for ((r, &end), &base) in runs.iter().zip(ends).zip(bases) {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(end - r.k0);
             rest = tail;
-            s.spawn(move || place(mine, r, base));
+            s.spawn(move || place(mine, base));
         }
     });
 }
 
-/// Appends one tile (entries sorted by row then column) in its selected format to `run`.
+/// Appends one tile (entries sorted by row then column) in its selected format to `run`, and
+/// its entries' slots (in the run's values) to `slots` (the run's part of the value map).
 fn emit_tile(
     run: &mut Run,
-    cols: usize,
-    params: &TileParams,
+    slots: &mut [u32],
+    (cols, params): (usize, &TileParams),
     ents: &[(u32, u8, u8, usize)],
-    tc: u32,
-    vr: usize,
-    vsz: usize,
+    (tc, vr, vsz): (u32, usize, usize),
 ) -> Result<()> {
     let mut s = TileShape {
         row_count: [0; TILE],
@@ -631,7 +658,7 @@ fn emit_tile(
     let mut values = s.nnz;
     // Slot within the tile's values of each entry.
     let k0 = run.k0;
-    let mut put = |slot: usize, k: usize| run.slot[k - k0] = (vb + slot) as u32;
+    let mut put = |slot: usize, k: usize| slots[k - k0] = (vb + slot) as u32;
     match fmt {
         TileFormat::Csr => {
             let mut off = 0usize;
