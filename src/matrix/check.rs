@@ -349,11 +349,16 @@ impl<T: Scalar> Matrix<T> {
         self.drop_analysis();
         // One launch of the core kernel where no row needs combining (the check is done: no
         // gate), else the carry mode the slot was laid out for.
-        let method: Box<dyn GpuMethod<T>> =
-            match HolaGpu::own_over(dev, &csr, params, work.0, self.stats.max)? {
-                Some(m) => Box::new(m),
-                None => Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?),
-            };
+        let method: Box<dyn GpuMethod<T>> = match HolaGpu::own_over(
+            dev,
+            &csr,
+            params,
+            (work.0, "from the check's kernel"),
+            self.stats.max,
+        )? {
+            Some(m) => Box::new(m),
+            None => Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?),
+        };
         let ready = cuda::Ready::record(dev, handle.cuda_stream())?;
         self.install_hola((csr, method, ready), None, start, "");
         Ok(true)
@@ -421,7 +426,16 @@ impl<T: Scalar> Matrix<T> {
         // carry ring, no gate) over the provisional one's row starts, in at once when the grid
         // is one wave.
         let own = match same_hola && made.is_none() {
-            true => HolaGpu::own_over(dev, &gpu.csr, prov.params, prov.starts, stats.max)?,
+            true => HolaGpu::own_over(
+                dev,
+                &gpu.csr,
+                prov.params,
+                (
+                    prov.starts,
+                    "of the HOLA that ran while the arrays' check ran",
+                ),
+                stats.max,
+            )?,
             false => None,
         };
         if let Some(m) = made {

@@ -575,16 +575,16 @@ impl<T: Scalar> HolaGpu<T> {
     }
 
     /// HOLA with parameters `p` in one launch of its core kernel (own mode: no carry ring, no
-    /// gate), over row starts already made for `p` at `starts` (another HOLA's: that one must
-    /// outlive this, as a retired form does) for arrays now known sound whose longest row is
-    /// `longest_row`: what the provisional HOLA hands over to once the check reports (no
-    /// allocation, no launch). `None` when own mode does not apply (rows spanning three blocks,
-    /// or more blocks than one wave).
+    /// gate), over row starts already made for `p` at `starts` (another HOLA's, or the check's
+    /// slot: memory that must outlive this, as a retired form's does; `whose` says which, for
+    /// `describe`) for arrays now known sound whose longest row is `longest_row`: what the
+    /// provisional HOLA hands over to once the check reports (no allocation, no launch). `None`
+    /// when own mode does not apply (rows spanning three blocks, or more blocks than one wave).
     pub fn own_over(
         dev: &Arc<Device>,
         csr: &GpuCsr<T>,
         p: Params,
-        starts: u64,
+        (starts, whose): (u64, &str),
         longest_row: usize,
     ) -> Result<Option<Self>> {
         let blocks = p.blocks(csr.nnz());
@@ -607,7 +607,7 @@ impl<T: Scalar> HolaGpu<T> {
             gate: 0,
         };
         let text = format!(
-            "{p} blocks={blocks}{} (fixed rule, 3.1; row starts of the HOLA that ran while the arrays' check ran)",
+            "{p} blocks={blocks}{} (fixed rule, 3.1; row starts {whose})",
             ready.mode()
         );
         Ok(Some(HolaGpu {
