@@ -22,6 +22,17 @@ use std::sync::Arc;
 /// Threads per block of the row-start and prescale kernels.
 const AUX_BLOCK: u32 = 256;
 
+/// `TESSERA_HOLA_MODE=own` (ownership, and carry where rows need combining) or `share`
+/// (prescale and atomics) in every grid, for measurements; unset: by [`params::own_mode`].
+fn forced_mode() -> Option<bool> {
+    static MODE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("TESSERA_HOLA_MODE").ok()?.trim() {
+        "own" => Some(true),
+        "share" => Some(false),
+        _ => None,
+    })
+}
+
 /// The kernels of one specialisation.
 struct Kernels {
     row_starts: Function,
@@ -213,12 +224,17 @@ impl OnDevice {
             &kernels.spmv_own
         };
         // A grid of at most one block per SM is one wave without asking the driver.
-        let own = params::own_mode(blocks, dev.sm_count(), 1)
-            || params::own_mode(
-                blocks,
-                dev.sm_count(),
-                one_wave_kernel.resident_blocks(dev, p.threads),
-            );
+        let own = match forced_mode() {
+            Some(own) => own,
+            None => {
+                params::own_mode(blocks, dev.sm_count(), 1)
+                    || params::own_mode(
+                        blocks,
+                        dev.sm_count(),
+                        one_wave_kernel.resident_blocks(dev, p.threads),
+                    )
+            }
+        };
         let carry = own && combine;
         let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
