@@ -100,7 +100,8 @@ const GRAPH_BCCOO_NNZ_PER_SM: f64 = 3104.0;
 /// dense 50² 7 rounds 1.01-1.09; notes/auto.md, session 15).
 pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
     let coop = crate::methods::csr_vector::params::coop_for_mean(stats.mean) as usize;
-    let one_wave = stats.nnz.div_ceil(1024) <= 2 * sm.max(1) as usize;
+    let hola_blocks = crate::methods::hola::params::fixed_rule(stats).blocks(stats.nnz);
+    let one_wave = hola_blocks <= 2 * sm.max(1) as usize;
     let deep = one_wave && stats.max.div_ceil(coop) >= DEEP_ROWS;
     if needs_split(stats) || deep {
         Algorithm::Hola

@@ -425,7 +425,7 @@ impl<T: Scalar> Matrix<T> {
         // Without rows that need combining, the final HOLA runs its core kernel alone (no
         // carry ring, no gate) over the provisional one's row starts, in at once when the grid
         // is one wave.
-        let own = match same_hola && made.is_none() {
+        let own = match same_hola {
             true => HolaGpu::own_over(
                 dev,
                 &gpu.csr,

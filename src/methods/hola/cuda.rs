@@ -33,6 +33,17 @@ fn forced_mode() -> Option<bool> {
     })
 }
 
+/// Whether `blocks` blocks of `kernel` run in one wave ([`params::own_mode`]); a grid of at most
+/// one block per SM is, without asking the driver for the kernel's occupancy.
+fn one_wave(dev: &Device, blocks: usize, kernel: &Function, p: Params) -> bool {
+    params::own_mode(blocks, dev.sm_count(), 1)
+        || params::own_mode(
+            blocks,
+            dev.sm_count(),
+            kernel.resident_blocks(dev, p.threads),
+        )
+}
+
 /// The kernels of one specialisation.
 struct Kernels {
     row_starts: Function,
@@ -223,18 +234,7 @@ impl OnDevice {
         } else {
             &kernels.spmv_own
         };
-        // A grid of at most one block per SM is one wave without asking the driver.
-        let own = match forced_mode() {
-            Some(own) => own,
-            None => {
-                params::own_mode(blocks, dev.sm_count(), 1)
-                    || params::own_mode(
-                        blocks,
-                        dev.sm_count(),
-                        one_wave_kernel.resident_blocks(dev, p.threads),
-                    )
-            }
-        };
+        let own = forced_mode().unwrap_or_else(|| one_wave(dev, blocks, one_wave_kernel, p));
         let carry = own && combine;
         let one = carry_slot_bytes::<T>(blocks);
         // The row starts and the carry workspace: one allocation (each costs a driver call on
@@ -608,10 +608,7 @@ impl<T: Scalar> HolaGpu<T> {
             return Ok(None);
         }
         let kernels = load::<T>(dev, p)?;
-        let sm = dev.sm_count();
-        if !params::own_mode(blocks, sm, 1)
-            && !params::own_mode(blocks, sm, kernels.spmv_own.resident_blocks(dev, p.threads))
-        {
+        if !one_wave(dev, blocks, &kernels.spmv_own, p) {
             return Ok(None);
         }
         let ready = OnDevice {

@@ -371,6 +371,7 @@ pub fn build_on<T: Scalar>(a: &Csr<T>, p: &TileParams, threads: usize) -> Result
         let flag = cancel::current();
         std::thread::scope(|s| {
             let handles: Vec<_> = run_slots(a, &cut, &mut value_slot)
+                .into_iter()
                 .map(|(w, slots)| {
                     let flag = flag.clone();
                     s.spawn(move || cancel::with(flag, || build_run(a, p, w, slots)))
@@ -390,19 +391,25 @@ fn run_slots<'a, T: Scalar>(
     a: &Csr<T>,
     cut: &[usize],
     value_slot: &'a mut [u32],
-) -> impl Iterator<Item = ((usize, usize), &'a mut [u32])> {
+) -> Vec<((usize, usize), &'a mut [u32])> {
     let (rows, rp) = (a.rows(), a.row_ptr());
     let k = |tr: usize| rp[(tr * TILE).min(rows)] as usize;
-    let mut rest = value_slot;
-    let spans: Vec<_> = cut
-        .windows(2)
-        .map(|w| ((w[0], w[1]), k(w[1]) - k(w[0])))
-        .collect();
-    spans.into_iter().map(move |(w, n)| {
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(n);
-        rest = tail;
-        (w, mine)
-    })
+    let lens: Vec<usize> = cut.windows(2).map(|w| k(w[1]) - k(w[0])).collect();
+    cut.windows(2)
+        .map(|w| (w[0], w[1]))
+        .zip(split_by(value_slot, &lens))
+        .collect()
+}
+
+/// `v` cut into consecutive parts of `lens` elements.
+fn split_by<'a>(mut v: &'a mut [u32], lens: &[usize]) -> Vec<&'a mut [u32]> {
+    lens.iter()
+        .map(|&n| {
+            let (part, rest) = std::mem::take(&mut v).split_at_mut(n);
+            v = rest;
+            part
+        })
+        .collect()
 }
 
 /// Tile rows [t0, t1) of a build: the level-1 and level-2 arrays with offsets from the run's
@@ -421,8 +428,9 @@ struct Run {
     /// Values the run's tiles hold, and non-zeros stored.
     values: usize,
     stored: usize,
-    /// First CSR entry of the run.
+    /// First CSR entry of the run, and how many it holds.
     k0: usize,
+    entries: usize,
     /// Deferred entries: CSR index, and (once the run is built) row.
     deferred_k: Vec<usize>,
     deferred_row: Vec<u32>,
@@ -440,6 +448,7 @@ fn build_run<T: Scalar>(
     let (rows, rp, ci) = (a.rows(), a.row_ptr(), a.col_ind());
     let mut run = Run {
         k0: rp[(t0 * TILE).min(rows)] as usize,
+        entries: slots.len(),
         ..Run::default()
     };
     let vsz = std::mem::size_of::<T>();
@@ -499,7 +508,7 @@ fn join_runs<T: Scalar>(
     runs: Vec<Run>,
     value_slot: Vec<u32>,
 ) -> Result<Tiled<T>> {
-    let (rows, cols, nnz) = (a.rows(), a.cols(), a.nnz());
+    let (rows, cols) = (a.rows(), a.cols());
     let (ci, va) = (a.col_ind(), a.values());
     let tiles: usize = runs.iter().map(|r| r.tile_col.len()).sum();
     let tile_len: usize = runs.iter().map(|r| r.values).sum();
@@ -561,8 +570,7 @@ fn join_runs<T: Scalar>(
         ib += r.idx.len() as u32;
         sb += r.stored as u32;
     }
-    let ends: Vec<usize> = runs.iter().skip(1).map(|r| r.k0).chain([nnz]).collect();
-    place_slots(&mut f.value_slot, &runs, &ends, &bases);
+    place_slots(&mut f.value_slot, &runs, &bases);
     drop(runs);
     f.set_tbalance(p.tbalance);
     // The deferred matrix, in CSR order (k order is row-major with sorted columns).
@@ -597,24 +605,17 @@ fn join_runs<T: Scalar>(
     Ok(f)
 }
 
-/// Each run's slots (its entries `[k0, end)` of `value_slot`) moved by the run's value base
-/// (deferred entries stay `u32::MAX`); in parallel for several runs.
-fn place_slots(value_slot: &mut [u32], runs: &[Run], ends: &[usize], bases: &[u32]) {
-    let place = |dst: &mut [u32], base: u32| {
-        for d in dst.iter_mut().filter(|d| **d != u32::MAX) {
-            *d += base;
-        }
-    };
-    if runs.len() == 1 {
-        place(value_slot, bases[0]);
-        return;
-    }
+/// Each run's slots (its part of `value_slot`) moved by the run's value base (deferred
+/// entries stay `u32::MAX`), in parallel; the first run's base is 0.
+fn place_slots(value_slot: &mut [u32], runs: &[Run], bases: &[u32]) {
+    let lens: Vec<usize> = runs.iter().map(|r| r.entries).collect();
     std::thread::scope(|s| {
-        let mut rest = value_slot;
-        for ((r, &end), &base) in runs.iter().zip(ends).zip(bases) {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(end - r.k0);
-            rest = tail;
-            s.spawn(move || place(mine, base));
+        for (part, &base) in split_by(value_slot, &lens).into_iter().zip(bases).skip(1) {
+            s.spawn(move || {
+                for d in part.iter_mut().filter(|d| **d != u32::MAX) {
+                    *d += base;
+                }
+            });
         }
     });
 }
