@@ -87,12 +87,24 @@ fn stages(spec: &str) {
     assert!(info.params.contains("check runs"), "{}", info.params);
     // A small matrix's provisional HOLA (up to two blocks of 1024 entries per SM, when the
     // slot's 24 KiB hold its f64 carry layout: starts, then four slots of two sums and a
-    // counter per block) lives in the check's slot, prepared by its kernel.
+    // counter per block) lives in the check's slot, prepared by its kernel; a large one's
+    // (more blocks of 256 threads than fit on the SMs at once: share mode) has its row starts
+    // written by the kernel into a big workspace of 256 KiB (none of this test's matrices
+    // holds one of the 16 while the next is created).
+    let sm = dev.sm_count() as usize;
     let blocks = a.nnz().div_ceil(1024);
     let layout = ((blocks + 1) * 4).next_multiple_of(256) + 4 * (20 * blocks).next_multiple_of(256);
+    let small = blocks <= 2 * sm && layout <= 24 << 10;
+    let big = blocks > 8 * sm && ((blocks + 1) * 4).next_multiple_of(256) <= 256 << 10;
     assert_eq!(
         info.params.contains("from the check's kernel"),
-        blocks <= 2 * dev.sm_count() as usize && layout <= 24 << 10,
+        small || big,
+        "{name}: {}",
+        info.params
+    );
+    assert_eq!(
+        info.params.contains(" prescale"),
+        big,
         "{name}: {}",
         info.params
     );
@@ -135,7 +147,15 @@ fn stages(spec: &str) {
     m.finish_background(&h).unwrap();
     let info = m.info();
     assert_eq!(info.algorithm, want, "{name}: {}", info.params);
-    if want == Algorithm::Hola {
+    if want == Algorithm::Hola && big {
+        // A HOLA of the provisional parameters built now would run in share mode too: the
+        // provisional one stays, over the starts the check's kernel wrote.
+        assert!(
+            info.params.contains("from the check's kernel") && info.params.contains(" prescale"),
+            "{name}: {}",
+            info.params
+        );
+    } else if want == Algorithm::Hola {
         // The provisional HOLA runs in carry mode; without rows long enough to need it the
         // final one runs the core kernel alone, over the provisional one's row starts (these
         // grids are one wave), in from the product that read the outcome.
@@ -182,12 +202,14 @@ fn stages(spec: &str) {
 #[test]
 fn a_sound_matrix_runs_gated_hola_until_its_check_reports_then_autos_choice() {
     // CSR_VECTOR's rows, HOLA's long rows (carry mode), HOLA's rows of at most a block (its
-    // core kernel alone), and a large stencil (CSR_VECTOR, then BRC).
+    // core kernel alone), a large stencil (CSR_VECTOR, then BRC) and a large circuit (HOLA in
+    // share mode, the provisional one kept).
     for spec in [
         "gen:random:3000,2000,8,1",
         "gen:circuit:20000,4,20,3000,5",
         "gen:powerlaw:12,8,5",
         "gen:lap3d7:100",
+        "gen:circuit:300000,4,20,3000,5",
     ] {
         stages(spec);
     }

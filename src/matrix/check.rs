@@ -20,7 +20,7 @@
 
 use super::background::{Background, Phases};
 use super::{Gpu, Matrix};
-use crate::backend::cuda::check::{Fuse, WORK_BYTES};
+use crate::backend::cuda::check::{Fuse, BIG_WORK_BYTES, WORK_BYTES};
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::import::DeviceCsr;
 use crate::backend::cuda::{self, OwnedStream, Stream};
@@ -42,6 +42,9 @@ pub(super) struct Provisional<T: Scalar> {
     params: hola_params::Params,
     /// Its row starts (device address; the form is retired, not dropped, when swapped out).
     starts: u64,
+    /// It runs in share mode (a grid of many waves), as a HOLA of its parameters built with
+    /// the statistics would: then it stays when AUTO's choice is that HOLA.
+    shares_rows: bool,
     started: AtomicBool,
     /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
     /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
@@ -63,13 +66,17 @@ fn outcome(o: &Result<Option<RowStats>>) -> Result<RowStats> {
     }
 }
 
-/// The provisional HOLA's layout in a check slot's workspace (`None`: it does not fit).
+/// The provisional HOLA's layout in the check's workspace (`None`: it does not fit): carry
+/// mode in the slot's for a grid of up to two blocks per SM, else share mode (row starts
+/// alone) in a big one for a grid of many waves.
 fn slot_layout<T: Scalar>(
     dev: &cuda::Device,
     params: hola_params::Params,
     nnz: usize,
 ) -> Option<hola_cuda::Layout> {
-    hola_cuda::workspace_layout::<T>(params, nnz, dev.sm_count(), WORK_BYTES)
+    let sm = dev.sm_count();
+    hola_cuda::workspace_layout::<T>(params, nnz, sm, WORK_BYTES)
+        .or_else(|| hola_cuda::share_layout(params, nnz, sm, BIG_WORK_BYTES))
 }
 
 /// The error of a matrix read in place whose columns are unsorted in some row.
@@ -272,7 +279,7 @@ impl<T: Scalar> Matrix<T> {
             Some(work) => HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?,
             None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
         };
-        let starts = hola.starts_addr();
+        let (starts, shares_rows) = (hola.starts_addr(), hola.shares_rows());
         let method: Box<dyn GpuMethod<T>> = Box::new(hola);
         let ready = cuda::Ready::record(dev, stream)?;
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
@@ -287,6 +294,7 @@ impl<T: Scalar> Matrix<T> {
         let provisional = Provisional {
             params,
             starts,
+            shares_rows,
             started: AtomicBool::new(false),
             light: std::sync::Mutex::new(light),
         };
@@ -326,83 +334,120 @@ impl<T: Scalar> Matrix<T> {
         });
     }
 
-    /// At analyze, the check's outcome read and sound: when AUTO's choice is HOLA with the
-    /// parameters the check's slot was laid out for, and no heavy format follows, that HOLA
-    /// runs from the slot (its row starts written by the check's kernel: no allocation, no
-    /// launch) for good (`Ok(true)`); otherwise `Ok(false)` (analyze goes on).
+    /// At analyze, the check's outcome read and sound: when AUTO's choice is HOLA and no heavy
+    /// format follows, that HOLA runs from the check's workspace for good (`Ok(true)`): with
+    /// the parameters the workspace was laid out for, over the row starts the check's kernel
+    /// wrote (no allocation, no launch); with others, at a first analysis, its row starts are
+    /// written there (no allocation). Otherwise `Ok(false)` (analyze goes on).
     fn analyze_in_slot(&mut self, handle: &Handle) -> Result<bool> {
         let (Some(dev), Some(csr), Some(c)) = (handle.cuda(), self.dcsr.clone(), &self.check)
         else {
             return Ok(false);
         };
-        let params = provisional_params(&self.stats);
-        let Some(work) = c.workspace().zip(slot_layout::<T>(dev, params, csr.nnz())) else {
+        let Some(lent) = c.workspace_bytes() else {
             return Ok(false);
         };
-        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None)
-            || hola_params::fixed_rule(&self.stats) != params
-        {
+        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None) {
+            return Ok(false);
+        }
+        let params = provisional_params(&self.stats);
+        let fixed = hola_params::fixed_rule(&self.stats);
+        let laid_out = slot_layout::<T>(dev, params, csr.nnz()).filter(|_| fixed == params);
+        // Other parameters overwrite the workspace: only where no earlier analysis's HOLA
+        // may still read it.
+        if laid_out.is_none() && (self.gpu.is_some() || self.analysis.is_some()) {
             return Ok(false);
         }
         let start = std::time::Instant::now();
         let gate = c.gate();
+        let stream = handle.cuda_stream();
         self.drop_analysis();
-        // One launch of the core kernel where no row needs combining (the check is done: no
-        // gate), else the carry mode the slot was laid out for.
-        let method: Box<dyn GpuMethod<T>> = match HolaGpu::own_over(
-            dev,
-            &csr,
-            params,
-            (work.0, "from the check's kernel"),
-            self.stats.max,
-        )? {
-            Some(m) => Box::new(m),
-            None => Box::new(HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?),
+        let method: Box<dyn GpuMethod<T>> = match laid_out {
+            // One launch of the core kernel where no row needs combining (the check is done:
+            // no gate), else the carry or share mode the workspace was laid out for.
+            Some(layout) => match HolaGpu::own_over(
+                dev,
+                &csr,
+                params,
+                (lent.0, "from the check's kernel"),
+                self.stats.max,
+            )? {
+                Some(m) => Box::new(m),
+                None => Box::new(HolaGpu::prepare_in_place(
+                    dev,
+                    &csr,
+                    params,
+                    gate,
+                    (lent.0, layout),
+                )?),
+            },
+            None => Box::new(HolaGpu::prepare_in(
+                dev,
+                stream,
+                &csr,
+                (fixed, self.stats.max),
+                lent,
+            )?),
         };
-        let ready = cuda::Ready::record(dev, handle.cuda_stream())?;
+        let ready = cuda::Ready::record(dev, stream)?;
         self.install_hola((csr, method, ready), None, start, "");
         Ok(true)
     }
 
-    /// At a product: while the check runs, orders `stream` after it (the gated form runs);
-    /// once its outcome is known, returns its error, or (the first time, for a provisional
-    /// analysis) starts AUTO's real choice in the background.
+    /// At a product, before its launch: while the check runs, orders `stream` after it (the
+    /// gated form runs); once its outcome is known, returns its error, or (the first time, for
+    /// a provisional analysis) the statistics with which the caller starts AUTO's real choice
+    /// ([`Matrix::start_after_launch`]) once the product is queued: that start (a worker, the
+    /// forms' builds) is host work the product need not wait for.
     pub(super) fn check_at_product(
         &self,
         dev: &Arc<cuda::Device>,
         stream: Stream,
         gpu: &Gpu<T>,
-    ) -> Result<()> {
+    ) -> Result<Option<RowStats>> {
         let Some(c) = &self.check else {
-            return Ok(());
+            return Ok(None);
         };
         let prov = gpu.provisional.as_ref();
         if let Some(o) = c.known() {
             outcome(o)?;
             if prov.is_none_or(|p| p.started.load(Ordering::Acquire)) {
-                return Ok(());
+                return Ok(None);
             }
         }
         if cuda::is_capturing(dev, stream)? {
             // No event query in a capture: `order` waits on the host (this once) for the check,
             // so that a replay runs after it; a later product reads the outcome.
-            return c.order(stream);
+            return c.order(stream).map(|()| None);
         }
         let stats = match c.poll(stream) {
-            None => return c.order(stream),
+            None => return c.order(stream).map(|()| None),
             Some(o) => outcome(o)?,
         };
         let Some(prov) = &gpu.provisional else {
-            return Ok(());
+            return Ok(None);
         };
         if prov.started.swap(true, Ordering::AcqRel) {
-            return Ok(());
+            return Ok(None);
         }
+        Ok(Some(stats))
+    }
+
+    /// After a product's launch: starts AUTO's real choice for the statistics that
+    /// [`Matrix::check_at_product`] returned (`None`: nothing to start). A failure leaves the
+    /// provisional HOLA running: the arrays are sound, so it is right.
+    pub(super) fn start_after_launch(
+        &self,
+        dev: &Arc<cuda::Device>,
+        gpu: &Gpu<T>,
+        stats: Option<RowStats>,
+    ) {
+        let (Some(stats), Some(prov)) = (stats, &gpu.provisional) else {
+            return;
+        };
         if let Err(e) = self.start_final(dev, gpu, prov, stats) {
-            // The provisional HOLA keeps running: the arrays are sound, so it is right.
             super::trace(|| format!("AUTO's choice after the check could not start: {e}"));
         }
-        Ok(())
     }
 
     /// Starts what AUTO's analyze would have built with the statistics: the light method (a
@@ -443,9 +488,12 @@ impl<T: Scalar> Matrix<T> {
             gpu.forms.swap_now(now, m);
         } else if let Some(m) = own {
             gpu.forms.swap_now(now, Box::new(m));
-        } else if !same_hola || !hola_params::needs_combine(Some(stats.max), prov.params.npb()) {
+        } else if !same_hola
+            || !(prov.shares_rows || hola_params::needs_combine(Some(stats.max), prov.params.npb()))
+        {
             // The provisional HOLA stays only where a HOLA built now would be the same: its
-            // parameters, and long rows that need the carry mode it runs in.
+            // parameters, and share mode (a grid of many waves) or long rows that need the
+            // carry mode it runs in.
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
         if let Some((target, after)) = later {

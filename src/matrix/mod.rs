@@ -481,7 +481,8 @@ impl<T: Scalar> Matrix<T> {
             let stream = handle.cuda_stream();
             if let Some(c) = &self.check {
                 c.wait(stream);
-                self.check_at_product(dev, stream, gpu)?;
+                let start = self.check_at_product(dev, stream, gpu)?;
+                self.start_after_launch(dev, gpu, start);
             }
             gpu.forms.finish(self.values_gen, |m| {
                 m.refresh_values(&gpu.csr, stream).map(|_| true)
@@ -631,17 +632,35 @@ impl<T: Scalar> Matrix<T> {
                 "the matrix's last update_values failed part way ({why}), so its values on the device may disagree with each other; call update_values (or analyze) again"
             )));
         }
-        let (xl, yl) = self.vector_lengths(op);
+        let (_, yl) = self.vector_lengths(op);
         if yl == 0 {
             return Ok(());
         }
-        let sz = std::mem::size_of::<T>();
-        handle.check_device_vector(y, yl * sz, "y")?;
+        handle.check_device_vector(y, yl * std::mem::size_of::<T>(), "y")?;
         let stream = handle.cuda_stream();
         gpu.ready.order(stream)?;
         // A check still running orders this product after it; one that has reported gives its
-        // error, or starts AUTO's real choice (check.rs).
-        self.check_at_product(dev, stream, gpu)?;
+        // error, or AUTO's real choice starts once this product is queued (check.rs).
+        let start = self.check_at_product(dev, stream, gpu)?;
+        let queued = self.queue_product(handle, (dev, stream, gpu), op, alpha, x, beta, y);
+        self.start_after_launch(dev, gpu, start);
+        queued
+    }
+
+    /// The product of [`Matrix::spmv_device`] after its checks: queued on `stream`.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_product(
+        &self,
+        handle: &Handle,
+        (dev, stream, gpu): (&Arc<cuda::Device>, cuda::Stream, &Gpu<T>),
+        op: Operation,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let (xl, yl) = self.vector_lengths(op);
+        let sz = std::mem::size_of::<T>();
         if alpha == T::ZERO {
             return if beta == T::ONE {
                 Ok(())

@@ -34,6 +34,15 @@ const SLOT_WORDS: usize = 16;
 /// (`hola::cuda::workspace_layout`) on up to 140 SMs (H100 and H200: 264 blocks, 22.6 KiB, about
 /// 270,000 non-zeros at 1024 per block). The slab is then 6.3 MB (256 slots).
 pub(crate) const WORK_BYTES: usize = 24 << 10;
+/// Bytes of a big workspace: lent, when a slot's workspace is too small, to the provisional
+/// HOLA of a large matrix, which runs with prescale and atomics and needs its row starts alone
+/// (the check's kernel writes them): 65,535 blocks, about 67 million non-zeros at 1024 per
+/// block. [`BIG_SLOTS`] of them (4 MiB) are allocated with the slab; a check that finds none
+/// free leaves the starts to the provisional HOLA's own allocation and launch.
+pub(crate) const BIG_WORK_BYTES: usize = 256 << 10;
+/// Big workspaces of a device: large matrices whose provisional HOLA's row starts the check's
+/// kernel writes, alive at once.
+const BIG_SLOTS: usize = 16;
 /// Bytes of a slot in device memory.
 const SLOT_BYTES: usize = SLOT_WORDS * 8 + WORK_BYTES;
 /// Word of the verdict in a device slot.
@@ -50,6 +59,9 @@ pub(crate) struct CheckSlab {
     host: *mut u64,
     host_dev: sys::CUdeviceptr,
     free: Vec<u32>,
+    /// The big workspaces ([`BIG_WORK_BYTES`] each) and the free ones.
+    big: sys::CUdeviceptr,
+    big_free: Vec<u32>,
 }
 
 // SAFETY: device and page-locked allocations are process-wide; the slab is used under the
@@ -65,6 +77,8 @@ impl CheckSlab {
             host: std::ptr::null_mut(),
             host_dev: 0,
             free: (0..SLOTS as u32).rev().collect(),
+            big: 0,
+            big_free: (0..BIG_SLOTS as u32).rev().collect(),
         };
         let made = (|| -> Result<()> {
             let bytes = SLOTS * SLOT_BYTES;
@@ -73,6 +87,11 @@ impl CheckSlab {
             check(
                 unsafe { sys::cuMemAlloc_v2(&mut slab.dev, bytes) },
                 "cuMemAlloc (check slab)",
+            )?;
+            // The big workspaces need no zeroing: the check's kernel writes every row start.
+            check(
+                unsafe { sys::cuMemAlloc_v2(&mut slab.big, BIG_SLOTS * BIG_WORK_BYTES) },
+                "cuMemAlloc (check slab's big workspaces)",
             )?;
             let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
             check(
@@ -115,11 +134,15 @@ impl CheckSlab {
             if self.dev != 0 {
                 let _ = sys::cuMemFree_v2(self.dev);
             }
+            if self.big != 0 {
+                let _ = sys::cuMemFree_v2(self.big);
+            }
             if !self.host.is_null() {
                 let _ = sys::cuMemFreeHost(self.host.cast());
             }
         }
         self.dev = 0;
+        self.big = 0;
         self.host = std::ptr::null_mut();
     }
 
@@ -153,8 +176,19 @@ impl CheckSlab {
     }
 
     /// Gives slot `i` back (its kernel has run: its accumulators are zero again).
-    fn give_back(&mut self, i: u32) {
+    pub(crate) fn give_back(&mut self, i: u32) {
         self.free.push(i);
+    }
+
+    /// A free big workspace, if any: its index and device address.
+    pub(crate) fn take_big(&mut self) -> Option<(u32, u64)> {
+        let i = self.big_free.pop()?;
+        Some((i, self.big + (i as usize * BIG_WORK_BYTES) as u64))
+    }
+
+    /// Gives big workspace `i` back (nothing that used it runs any more).
+    pub(crate) fn give_back_big(&mut self, i: u32) {
+        self.big_free.push(i);
     }
 }
 
@@ -168,8 +202,9 @@ pub struct DeferredCheck {
     p: DeviceCsr,
     /// The verdict word's device address (the products' gate).
     verdict: u64,
-    /// The slot's workspace, when the check's kernel filled it ([`Fuse`]).
-    work: Option<u64>,
+    /// The workspace the check's kernel filled ([`Fuse`]): the slot's, or a big one (its
+    /// index), lent to the matrix's methods until this is dropped.
+    work: Option<(u64, Option<u32>)>,
     outcome: OnceLock<Result<Option<RowStats>>>,
 }
 
@@ -184,10 +219,10 @@ impl std::fmt::Debug for DeferredCheck {
     }
 }
 
-/// What the check's kernel also prepares in its slot's workspace for a provisional HOLA of
-/// `npb` non-zeros per block and `nblocks` blocks: the row starts at offset 0 (`nblocks + 1`
-/// int32), and zeroes `carry_bytes` at `carry_at` (the caller's layout; it must fit in
-/// [`WORK_BYTES`]).
+/// What the check's kernel also prepares in workspace memory for a provisional HOLA of `npb`
+/// non-zeros per block and `nblocks` blocks: the row starts at offset 0 (`nblocks + 1` int32),
+/// and zeroes `carry_bytes` at `carry_at` (the caller's layout: in the slot's workspace when it
+/// fits [`WORK_BYTES`], else in a big one when it fits [`BIG_WORK_BYTES`] and one is free).
 #[derive(Debug, Clone, Copy)]
 pub struct Fuse {
     /// Non-zeros per block.
@@ -216,8 +251,8 @@ impl DeferredCheck {
         slot: u32,
         ready: Ready,
         p: DeviceCsr,
-        [verdict, work]: [u64; 2],
-        fused: bool,
+        verdict: u64,
+        work: Option<(u64, Option<u32>)>,
     ) -> DeferredCheck {
         DeferredCheck {
             dev: dev.clone(),
@@ -225,14 +260,24 @@ impl DeferredCheck {
             ready,
             p,
             verdict,
-            work: fused.then_some(work),
+            work,
             outcome: OnceLock::new(),
         }
     }
 
-    /// The slot's workspace, filled by the check's kernel as the create's [`Fuse`] asked.
+    /// The workspace the check's kernel filled as the create's [`Fuse`] asked (the slot's, or
+    /// a big one for a layout larger than [`WORK_BYTES`]).
     pub fn workspace(&self) -> Option<u64> {
-        self.work
+        self.work.map(|(w, _)| w)
+    }
+
+    /// The workspace lent to the matrix, as address and bytes ([`WORK_BYTES`], or
+    /// [`BIG_WORK_BYTES`] for a big one).
+    pub fn workspace_bytes(&self) -> Option<(u64, usize)> {
+        self.work.map(|(w, big)| match big {
+            Some(_) => (w, BIG_WORK_BYTES),
+            None => (w, WORK_BYTES),
+        })
     }
 
     /// The device address of the verdict word: the gate of products launched before the
@@ -314,6 +359,9 @@ impl Drop for DeferredCheck {
         if let Ok(mut g) = self.dev.scratch() {
             if let Some(slab) = &mut g.checks {
                 slab.give_back(self.slot);
+                if let Some((_, Some(big))) = self.work {
+                    slab.give_back_big(big);
+                }
             }
         }
     }

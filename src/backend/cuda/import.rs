@@ -5,7 +5,7 @@
 //! checking them there. Columns unsorted within a row are reported, not sorted: the caller
 //! then takes the host path, which sorts.
 
-use super::check::{CheckSlab, DeferredCheck, Fuse, WORK_BYTES};
+use super::check::{CheckSlab, DeferredCheck, Fuse, BIG_WORK_BYTES, WORK_BYTES};
 use super::device::Scratch;
 use super::kernels::{self, KernelSpec};
 use super::{
@@ -295,12 +295,10 @@ pub fn inspect_deferred(
         !p.is64
             && f.carry_bytes % 4 == 0
             && (f.nblocks + 1) * 4 <= f.carry_at
-            && f.carry_at + f.carry_bytes <= WORK_BYTES
+            && f.carry_at + f.carry_bytes <= BIG_WORK_BYTES
     });
     let t0 = std::time::Instant::now();
     let mut scratch = dev.scratch()?;
-    let which = if fuse.is_some() { 2 } else { p.is64 as usize };
-    let kernel = inspect_kernel(dev, &mut scratch, which)?;
     if scratch.checks.is_none() {
         let _c = dev.enter()?;
         scratch.checks = Some(CheckSlab::new(stream)?);
@@ -311,15 +309,38 @@ pub fn inspect_deferred(
     let Some(slot) = slab.take() else {
         return Ok(None);
     };
-    let [status, verdict, result, work] = slab.addresses(slot);
+    let [status, verdict, result, small] = slab.addresses(slot);
+    // The workspace the kernel fills: the slot's when the layout fits it, else a big one if
+    // one is free, else none (the provisional HOLA then makes its own).
+    let work = fuse.and_then(|f| {
+        if f.carry_at + f.carry_bytes <= WORK_BYTES {
+            Some((f, (small, None)))
+        } else {
+            slab.take_big().map(|(i, w)| (f, (w, Some(i))))
+        }
+    });
+    let which = if work.is_some() { 2 } else { p.is64 as usize };
+    let kernel = match inspect_kernel(dev, &mut scratch, which) {
+        Ok(k) => k,
+        Err(e) => {
+            if let Some(slab) = scratch.checks.as_mut() {
+                slab.give_back(slot);
+                if let Some((_, (_, Some(i)))) = work {
+                    slab.give_back_big(i);
+                }
+            }
+            return Err(e);
+        }
+    };
     drop(scratch);
     // A failure from here on keeps the slot out of the free list (its accumulators may not be
     // zero).
     // SAFETY: the slot's accumulators are zero (the slab was zeroed, and the kernel of its
     // last check, which has finished, left them zero) and only this check uses them; its
     // result words and verdict are writable (host memory mapped for the device, device
-    // memory); with `fuse`, the starts and the zeroed range fit the slot's workspace (checked
-    // above), which only this check's matrix uses.
+    // memory); with `fuse`, the starts and the zeroed range fit the workspace chosen above
+    // (the slot's, or a big one taken from the free list), which only this check's matrix
+    // uses.
     unsafe {
         launch_inspect(
             dev,
@@ -327,15 +348,20 @@ pub fn inspect_deferred(
             p,
             (&kernel.0, kernel.1),
             [status, result, verdict],
-            fuse.map(|f| (f, work)),
+            work.map(|(f, (w, _))| (f, w)),
         )
     }?;
     let ready = Ready::record(dev, stream)?;
     crate::backend::trace(2, || {
         format!(
-            "deferred inspection of {} rows queued in {:.1} us",
+            "deferred inspection of {} rows queued in {:.1} us{}",
             p.rows,
-            t0.elapsed().as_secs_f64() * 1e6
+            t0.elapsed().as_secs_f64() * 1e6,
+            match work {
+                Some((_, (_, Some(_)))) => " (HOLA's row starts in a big workspace)",
+                Some(_) => " (HOLA's row starts in the slot)",
+                None => "",
+            }
         )
     });
     Ok(Some(DeferredCheck::new(
@@ -343,8 +369,8 @@ pub fn inspect_deferred(
         slot,
         ready,
         *p,
-        [verdict, work],
-        fuse.is_some(),
+        verdict,
+        work.map(|(_, w)| w),
     )))
 }
 

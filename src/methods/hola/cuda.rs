@@ -190,6 +190,24 @@ pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize)
     })
 }
 
+/// The [`Layout`] of a provisional HOLA in share mode (prescale and atomics: its row starts
+/// alone, `carry_bytes` 0) over `nnz` entries in `bytes` of workspace, on a device of `sm` SMs:
+/// `None` when it does not fit, or when the grid might run in one wave (more than one block
+/// per 2048 threads of every SM), where [`OnDevice::new`] may pick a one-launch mode instead.
+pub fn share_layout(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
+    let blocks = p.blocks(nnz);
+    let at_most_resident = 2048 / p.threads.max(1) as usize;
+    if blocks == 0 || params::own_mode(blocks, sm, at_most_resident) {
+        return None;
+    }
+    let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
+    (carry_at <= bytes).then_some(Layout {
+        blocks,
+        carry_at,
+        carry_bytes: 0,
+    })
+}
+
 /// How a configuration treats rows crossing block boundaries (kernels/hola.cu).
 enum Mode {
     /// Every such row shared: `hola_prescale`, then `hola_spmv` adds with atomics.
@@ -216,6 +234,10 @@ struct OnDevice {
 }
 
 impl OnDevice {
+    /// Loads the kernels, picks the mode and queues the row starts (zeroing the carry
+    /// workspace) into memory of its own, or into `work` (address and bytes: memory lent by
+    /// the caller, which must outlive it) when its layout fits there.
+    #[allow(clippy::too_many_arguments)]
     fn new<T: Scalar>(
         dev: &Arc<Device>,
         stream: Stream,
@@ -223,6 +245,7 @@ impl OnDevice {
         p: Params,
         ev: Option<&(Event, Event)>,
         (gate, longest_row): (u64, Option<usize>),
+        work: Option<(u64, usize)>,
     ) -> Result<Self> {
         let t0 = std::time::Instant::now();
         let kernels = load::<T>(dev, p)?;
@@ -237,13 +260,17 @@ impl OnDevice {
         let own = forced_mode().unwrap_or_else(|| one_wave(dev, blocks, one_wave_kernel, p));
         let carry = own && combine;
         let one = carry_slot_bytes::<T>(blocks);
-        // The row starts and the carry workspace: one allocation (each costs a driver call on
-        // the first product's path).
-        let [starts, buf] = DeviceBuffer::alloc_parts(
-            dev,
-            [(blocks + 1) * 4, if carry { CARRY_RING * one } else { 0 }],
-            "HOLA row starts and carry workspace",
-        )?;
+        // The row starts and the carry workspace: in the memory lent when they fit, else one
+        // allocation (each costs a driver call on the first product's path).
+        let sizes = [(blocks + 1) * 4, if carry { CARRY_RING * one } else { 0 }];
+        let carry_at = sizes[0].next_multiple_of(256);
+        let [starts, buf] = match work {
+            Some((w, bytes)) if carry_at + sizes[1] <= bytes => [
+                DeviceBuffer::borrowed(dev, w, sizes[0]),
+                DeviceBuffer::borrowed(dev, w + carry_at as u64, sizes[1]),
+            ],
+            _ => DeviceBuffer::alloc_parts(dev, sizes, "HOLA row starts and carry workspace")?,
+        };
         let t2 = std::time::Instant::now();
         // The kernel also zeroes the carry workspace (empty without carry mode).
         build_starts(dev, stream, csr, &kernels, (p, &starts), ev, (gate, &buf))?;
@@ -468,7 +495,15 @@ impl<T: Scalar> HolaGpu<T> {
             None => {
                 // Queued on the stream, not waited for (analyze waits once for everything):
                 // the first product follows without a round trip of its own.
-                let r = OnDevice::new(dev, stream, csr, fixed, None, (0, Some(req.stats.max)))?;
+                let r = OnDevice::new(
+                    dev,
+                    stream,
+                    csr,
+                    fixed,
+                    None,
+                    (0, Some(req.stats.max)),
+                    None,
+                )?;
                 let text = format!("{fixed} blocks={}{} (fixed rule, 3.1)", r.blocks, r.mode());
                 (r, text)
             }
@@ -502,7 +537,7 @@ impl<T: Scalar> HolaGpu<T> {
             &mut tuner,
             None,
             cands.iter().copied(),
-            |&p| OnDevice::new(dev, stream, csr, p, None, (0, Some(stats.max))).map(Some),
+            |&p| OnDevice::new(dev, stream, csr, p, None, (0, Some(stats.max)), None).map(Some),
             |r, _, x, y| r.spmv(csr, stream, T::ONE, x, T::ZERO, y),
         )?
         .ok_or_else(|| Error::Internal("HOLA tuning had no candidate".into()))?;
@@ -525,6 +560,34 @@ impl<T: Scalar> HolaGpu<T> {
         Ok((r, text))
     }
 
+    /// HOLA with its fixed rule's parameters `p` for arrays known sound whose longest row is
+    /// `longest_row`, as [`HolaGpu::prepare`] with TUNING_NONE builds it, its row starts and
+    /// carry workspace in `work` (address and bytes: memory lent by the caller, which must
+    /// outlive it) when they fit there: no allocation then, one launch (the row starts).
+    pub fn prepare_in(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        (p, longest_row): (Params, usize),
+        work: (u64, usize),
+    ) -> Result<Self> {
+        let r = OnDevice::new(
+            dev,
+            stream,
+            csr,
+            p,
+            None,
+            (0, Some(longest_row)),
+            Some(work),
+        )?;
+        let text = format!("{p} blocks={}{} (fixed rule, 3.1)", r.blocks, r.mode());
+        Ok(HolaGpu {
+            ready: r,
+            text,
+            _t: PhantomData,
+        })
+    }
+
     /// HOLA with parameters `p` over arrays whose check is still running (the borrowed
     /// create's deferred check, `crate::matrix`): every kernel reads the check's verdict word
     /// at `gate` (device memory, written by the check earlier on `stream`) and, when it says
@@ -536,7 +599,7 @@ impl<T: Scalar> HolaGpu<T> {
         p: Params,
         gate: u64,
     ) -> Result<Self> {
-        let ready = OnDevice::new(dev, stream, csr, p, None, (gate, None))?;
+        let ready = OnDevice::new(dev, stream, csr, p, None, (gate, None), None)?;
         let text = format!(
             "{p} blocks={}{} (while the arrays' check runs: parameters from the mean row length alone)",
             ready.blocks,
@@ -550,9 +613,10 @@ impl<T: Scalar> HolaGpu<T> {
     }
 
     /// As [`HolaGpu::prepare_gated`], with its row starts and carry workspace already made in
-    /// workspace memory at `work` laid out as `layout` ([`workspace_layout`]; the check's
-    /// kernel wrote the starts and zeroed the workspace): no allocation, no launch. The memory
-    /// is not the method's: it must outlive it.
+    /// workspace memory at `work` laid out as `layout` (the check's kernel wrote the starts and
+    /// zeroed the workspace): no allocation, no launch. Carry mode for a [`workspace_layout`],
+    /// share mode (prescale and atomics) for a [`share_layout`] (no carry workspace). The
+    /// memory is not the method's: it must outlive it.
     pub fn prepare_in_place(
         dev: &Arc<Device>,
         csr: &GpuCsr<T>,
@@ -572,16 +636,20 @@ impl<T: Scalar> HolaGpu<T> {
             kernels: load::<T>(dev, p)?,
             starts: DeviceBuffer::borrowed(dev, work, (layout.blocks + 1) * 4),
             blocks: layout.blocks,
-            mode: Mode::Carry(Carry {
-                buf: DeviceBuffer::borrowed(dev, work + layout.carry_at as u64, layout.carry_bytes),
-                one: carry_slot_bytes::<T>(layout.blocks),
-                ring: SlotRing::new(dev, CARRY_RING)?,
-            }),
+            mode: match layout.carry_bytes {
+                0 => Mode::Share,
+                bytes => Mode::Carry(Carry {
+                    buf: DeviceBuffer::borrowed(dev, work + layout.carry_at as u64, bytes),
+                    one: carry_slot_bytes::<T>(layout.blocks),
+                    ring: SlotRing::new(dev, CARRY_RING)?,
+                }),
+            },
             gate,
         };
         let text = format!(
-            "{p} blocks={} carry (while the arrays' check runs: parameters from the mean row length alone; row starts from the check's kernel)",
-            ready.blocks
+            "{p} blocks={}{} (while the arrays' check runs: parameters from the mean row length alone; row starts from the check's kernel)",
+            ready.blocks,
+            ready.mode()
         );
         Ok(HolaGpu {
             ready,
@@ -633,6 +701,11 @@ impl<T: Scalar> HolaGpu<T> {
     /// The parameters in use.
     pub fn params(&self) -> Params {
         self.ready.params
+    }
+
+    /// True in share mode (prescale and atomics), the mode of a grid of many waves.
+    pub fn shares_rows(&self) -> bool {
+        matches!(self.ready.mode, Mode::Share)
     }
 
     /// Device address of the row starts (blocks + 1 entries), for [`HolaGpu::own_over`].
