@@ -195,6 +195,9 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 //   the result (tessera_gated in common.cuh).
 #define UTIL_INSPECT_UNROLL 8
 
+// The int32 kernels are held to 64 registers (four blocks of 256 threads per SM, 50% occupancy;
+// a few bytes spill): at 72-80 registers three blocks fit, and the check of a large matrix,
+// latency-bound, ran at 26% of the DRAM bandwidth (H100, session 16).
 // I: the caller's index type; N: the unsigned type of positions (rows and entries fit it: int32
 // arrays hold fewer than 2^31 of each, so position + 8 * 1024 cannot wrap in 32 bits). 32-bit
 // positions for int32 arrays keep the kernel at full occupancy (64-bit ones took 64 registers
@@ -275,20 +278,28 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                 if (i == rows - 1 && (N)b[j] != nnz) last = 1;
             }
         }
-        for (N k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
-            I v[U];
+        // Each entry is compared with the next: the next lane's entry (a shuffle), loaded in
+        // the same batch only by the warp's last lane and where the next entry lies past the
+        // tile's (one round trip per batch, not two).
+        const unsigned lane = threadIdx.x & 31u;
+        for (N k0 = e0 + threadIdx.x; k0 - threadIdx.x < e1; k0 += step) {
+            I v[U], w[U];
 #pragma unroll
             for (int j = 0; j < U; ++j) {
                 const N k = k0 + (N)j * blockDim.x;
-                if (k < e1) v[j] = col_ind[k];
+                v[j] = k < e1 ? col_ind[k] : (I)0;
+                w[j] = k < e1 && k + 1 < nnz && (lane == 31u || k + 1 >= e1) ? col_ind[k + 1]
+                                                                                : (I)0;
             }
 #pragma unroll
             for (int j = 0; j < U; ++j) {
                 const N k = k0 + (N)j * blockDim.x;
+                const I up = __shfl_down_sync(TESSERA_FULL_MASK, v[j], 1);
                 if (k >= e1) continue;
+                const I next = (lane == 31u || k + 1 >= e1) ? w[j] : up;
                 const I c = v[j] - base;
                 if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
-                if (k + 1 < nnz && v[j] > col_ind[k + 1]) ++desc;
+                if (k + 1 < nnz && v[j] > next) ++desc;
             }
         }
     }
@@ -356,7 +367,7 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
     }
 }
 
-extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long long cols,
+extern "C" __global__ void __launch_bounds__(256, 4) util_inspect_i32(long long rows, long long nnz, long long cols,
                                             long long base, long long tiles,
                                             const int *__restrict__ row_ptr,
                                             const int *__restrict__ col_ind,
@@ -367,7 +378,7 @@ extern "C" __global__ void util_inspect_i32(long long rows, long long nnz, long 
                                        result, verdict);
 }
 
-extern "C" __global__ void util_inspect_starts_i32(
+extern "C" __global__ void __launch_bounds__(256, 4) util_inspect_starts_i32(
     long long rows, long long nnz, long long cols, long long base, long long tiles,
     const int *__restrict__ row_ptr, const int *__restrict__ col_ind,
     unsigned long long *__restrict__ status, unsigned long long *__restrict__ result,
