@@ -246,6 +246,48 @@ fn products_right_after_create_and_analyze_on_another_stream_are_right() {
     destroy_stream(s2);
 }
 
+#[test]
+fn an_analyze_that_finds_the_check_done_keeps_hola_in_the_checks_workspace() {
+    // AUTO's HOLA without a heavy format: over the starts the check's kernel wrote (32 blocks,
+    // own mode; 137 blocks with rows of 3000, carry mode), and with its starts written into
+    // the slot's workspace by analyze (332 blocks: beyond what the kernel lays out, own mode).
+    let Some(mut h) = gpu() else { return };
+    let _g = whole_device();
+    let (s1, s2) = (new_stream(), new_stream());
+    for spec in [
+        "gen:powerlaw:12,8,5",
+        "gen:circuit:20000,4,20,3000,5",
+        "gen:circuit:80000,4,20,1000,5",
+    ] {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        let arrays = Arrays::of(&h, &a);
+        h.set_stream(s1 as usize).unwrap();
+        let mut m = Matrix::<f64>::borrow_device_deferred(&h, &arrays.descr())
+            .unwrap()
+            .unwrap();
+        tessera::backend::cuda::synchronize(h.cuda().unwrap(), Stream(s1 as usize)).unwrap();
+        m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+        let info = m.info();
+        assert_eq!(info.algorithm, Algorithm::Hola, "{name}: {}", info.params);
+        assert!(!m.is_provisional(), "{name}");
+        // Nothing of its own on the device: the CSR is the caller's, HOLA's row starts (and
+        // carry workspace) the check's.
+        assert_eq!(info.device_bytes, 0, "{name}: {}", info.params);
+        product(&h, &m, &a, &format!("{name}, stream 1"), 20);
+        h.set_stream(s2 as usize).unwrap();
+        product(&h, &m, &a, &format!("{name}, stream 2"), 21);
+        let v: Vec<f64> = a.values().iter().map(|v| 2.0 * v + 1.0).collect();
+        m.update_values(&h, &v).unwrap();
+        let mut a2 = a.clone();
+        a2.set_values_from_input(&v).unwrap();
+        product(&h, &m, &a2, &format!("{name} after update_values"), 22);
+        drop(m);
+    }
+    h.set_stream(0).unwrap();
+    destroy_stream(s1);
+    destroy_stream(s2);
+}
+
 /// Ways to break valid arrays (each refused by a create that waits).
 fn breaks(a: &Csr<f64>) -> Vec<(&'static str, Vec<i32>, Vec<i32>)> {
     let (rp, ci) = (a.row_ptr().to_vec(), a.col_ind().to_vec());

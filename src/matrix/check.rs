@@ -344,22 +344,22 @@ impl<T: Scalar> Matrix<T> {
         else {
             return Ok(false);
         };
-        let Some(lent) = c.workspace_bytes() else {
-            return Ok(false);
-        };
         if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None) {
             return Ok(false);
         }
         let params = provisional_params(&self.stats);
         let fixed = hola_params::fixed_rule(&self.stats);
-        let laid_out = slot_layout::<T>(dev, params, csr.nnz()).filter(|_| fixed == params);
+        let laid_out = c
+            .workspace()
+            .and(slot_layout::<T>(dev, params, csr.nnz()))
+            .filter(|_| fixed == params);
         // Other parameters overwrite the workspace: only where no earlier analysis's HOLA
         // may still read it.
         if laid_out.is_none() && (self.gpu.is_some() || self.analysis.is_some()) {
             return Ok(false);
         }
         let start = std::time::Instant::now();
-        let gate = c.gate();
+        let (gate, lent) = (c.gate(), c.lend());
         let stream = handle.cuda_stream();
         self.drop_analysis();
         let method: Box<dyn GpuMethod<T>> = match laid_out {

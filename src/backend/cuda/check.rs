@@ -205,6 +205,9 @@ pub struct DeferredCheck {
     /// The workspace the check's kernel filled ([`Fuse`]): the slot's, or a big one (its
     /// index), lent to the matrix's methods until this is dropped.
     work: Option<(u64, Option<u32>)>,
+    /// The slot's workspace, and whether it was lent ([`DeferredCheck::lend`]) though the
+    /// kernel did not fill it.
+    slot_work: (u64, std::sync::atomic::AtomicBool),
     outcome: OnceLock<Result<Option<RowStats>>>,
 }
 
@@ -252,7 +255,7 @@ impl DeferredCheck {
         ready: Ready,
         p: DeviceCsr,
         verdict: u64,
-        work: Option<(u64, Option<u32>)>,
+        [slot_work, work]: [Option<(u64, Option<u32>)>; 2],
     ) -> DeferredCheck {
         DeferredCheck {
             dev: dev.clone(),
@@ -261,6 +264,10 @@ impl DeferredCheck {
             p,
             verdict,
             work,
+            slot_work: (
+                slot_work.map_or(0, |(w, _)| w),
+                std::sync::atomic::AtomicBool::new(false),
+            ),
             outcome: OnceLock::new(),
         }
     }
@@ -271,13 +278,21 @@ impl DeferredCheck {
         self.work.map(|(w, _)| w)
     }
 
-    /// The workspace lent to the matrix, as address and bytes ([`WORK_BYTES`], or
-    /// [`BIG_WORK_BYTES`] for a big one).
-    pub fn workspace_bytes(&self) -> Option<(u64, usize)> {
-        self.work.map(|(w, big)| match big {
-            Some(_) => (w, BIG_WORK_BYTES),
-            None => (w, WORK_BYTES),
-        })
+    /// Workspace memory for the matrix's methods until this is dropped, as address and bytes:
+    /// the one the check's kernel filled ([`WORK_BYTES`], or [`BIG_WORK_BYTES`] for a big
+    /// one), else the slot's, unused by the kernel. The caller overwrites what the kernel
+    /// wrote there.
+    pub fn lend(&self) -> (u64, usize) {
+        match self.work {
+            Some((w, Some(_))) => (w, BIG_WORK_BYTES),
+            Some((w, None)) => (w, WORK_BYTES),
+            None => {
+                self.slot_work
+                    .1
+                    .store(true, std::sync::atomic::Ordering::Release);
+                (self.slot_work.0, WORK_BYTES)
+            }
+        }
     }
 
     /// The device address of the verdict word: the gate of products launched before the
@@ -347,7 +362,7 @@ impl Drop for DeferredCheck {
         if self.ready.synchronize().is_err() {
             return;
         }
-        if self.work.is_some() {
+        if self.work.is_some() || self.slot_work.1.load(std::sync::atomic::Ordering::Acquire) {
             let Ok(_g) = self.dev.enter() else {
                 return;
             };

@@ -372,7 +372,7 @@ pub fn inspect_deferred(
         ready,
         *p,
         verdict,
-        work.map(|(_, w)| w),
+        [Some((small, None)), work.map(|(_, w)| w)],
     )))
 }
 
