@@ -140,9 +140,17 @@ fn stages(spec: &str) {
     };
     replay(&a, &format!("{name} graph of the provisional HOLA"));
 
-    // The outcome: the next product starts AUTO's real choice; finish_background swaps it in.
+    // The outcome: the product that reads it leaves AUTO's real choice to the next one, which
+    // starts it; finish_background swaps it in.
     drop(held);
     product(&h, &m, &a, &format!("{name} at the outcome"), 4);
+    let read = m.info();
+    assert!(
+        read.params.contains("check runs"),
+        "{name}: {}",
+        read.params
+    );
+    product(&h, &m, &a, &format!("{name} after the outcome"), 8);
     let at_outcome = m.info();
     m.finish_background(&h).unwrap();
     let info = m.info();

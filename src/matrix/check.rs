@@ -46,6 +46,9 @@ pub(super) struct Provisional<T: Scalar> {
     /// the statistics would: then it stays when AUTO's choice is that HOLA.
     shares_rows: bool,
     started: AtomicBool,
+    /// The check's statistics, read by a product, for the next one to start AUTO's choice
+    /// with (the product that reads the outcome leaves that host work to the next).
+    pending: std::sync::Mutex<Option<RowStats>>,
     /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
     /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
     light: std::sync::Mutex<Option<Box<dyn GpuMethod<T>>>>,
@@ -296,6 +299,7 @@ impl<T: Scalar> Matrix<T> {
             starts,
             shares_rows,
             started: AtomicBool::new(false),
+            pending: std::sync::Mutex::new(None),
             light: std::sync::Mutex::new(light),
         };
         self.install_hola(
@@ -395,15 +399,18 @@ impl<T: Scalar> Matrix<T> {
     }
 
     /// At a product, before its launch: while the check runs, orders `stream` after it (the
-    /// gated form runs); once its outcome is known, returns its error, or (the first time, for
-    /// a provisional analysis) the statistics with which the caller starts AUTO's real choice
-    /// ([`Matrix::start_after_launch`]) once the product is queued: that start (a worker, the
-    /// forms' builds) is host work the product need not wait for.
+    /// gated form runs); once its outcome is known, returns its error, or (for a provisional
+    /// analysis) the statistics with which the caller starts AUTO's real choice
+    /// ([`Matrix::start_after_launch`]) once the product is queued. The product that reads the
+    /// outcome leaves that start (a worker, the forms' builds: host work) to the next product
+    /// (`now`: to itself), so that a first product does not wait for it; a product being
+    /// captured in a graph leaves it too.
     pub(super) fn check_at_product(
         &self,
         dev: &Arc<cuda::Device>,
         stream: Stream,
         gpu: &Gpu<T>,
+        now: bool,
     ) -> Result<Option<RowStats>> {
         let Some(c) = &self.check else {
             return Ok(None);
@@ -411,8 +418,16 @@ impl<T: Scalar> Matrix<T> {
         let prov = gpu.provisional.as_ref();
         if let Some(o) = c.known() {
             outcome(o)?;
-            if prov.is_none_or(|p| p.started.load(Ordering::Acquire)) {
-                return Ok(None);
+            match prov {
+                None => return Ok(None),
+                Some(p) if p.started.load(Ordering::Acquire) => {
+                    let mut pending = p.pending.lock().unwrap_or_else(|e| e.into_inner());
+                    if pending.is_none() || (!now && cuda::is_capturing(dev, stream)?) {
+                        return Ok(None);
+                    }
+                    return Ok(pending.take());
+                }
+                Some(_) => {}
             }
         }
         if cuda::is_capturing(dev, stream)? {
@@ -430,7 +445,11 @@ impl<T: Scalar> Matrix<T> {
         if prov.started.swap(true, Ordering::AcqRel) {
             return Ok(None);
         }
-        Ok(Some(stats))
+        if now {
+            return Ok(Some(stats));
+        }
+        *prov.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
+        Ok(None)
     }
 
     /// After a product's launch: starts AUTO's real choice for the statistics that

@@ -481,7 +481,7 @@ impl<T: Scalar> Matrix<T> {
             let stream = handle.cuda_stream();
             if let Some(c) = &self.check {
                 c.wait(stream);
-                let start = self.check_at_product(dev, stream, gpu)?;
+                let start = self.check_at_product(dev, stream, gpu, true)?;
                 self.start_after_launch(dev, gpu, start);
             }
             gpu.forms.finish(self.values_gen, |m| {
@@ -640,8 +640,9 @@ impl<T: Scalar> Matrix<T> {
         let stream = handle.cuda_stream();
         gpu.ready.order(stream)?;
         // A check still running orders this product after it; one that has reported gives its
-        // error, or AUTO's real choice starts once this product is queued (check.rs).
-        let start = self.check_at_product(dev, stream, gpu)?;
+        // error, or AUTO's real choice starts once this (or, after the product that read the
+        // outcome, the next) product is queued (check.rs).
+        let start = self.check_at_product(dev, stream, gpu, false)?;
         let queued = self.queue_product(handle, (dev, stream, gpu), op, alpha, x, beta, y);
         self.start_after_launch(dev, gpu, start);
         queued
