@@ -70,15 +70,16 @@ fn outcome(o: &Result<Option<RowStats>>) -> Result<RowStats> {
 }
 
 /// The provisional HOLA's layout in the check's workspace (`None`: it does not fit): carry
-/// mode in the slot's for a grid of up to two blocks per SM, else share mode (row starts
-/// alone) in a big one for a grid of many waves.
+/// mode in the slot's for a grid of up to two blocks per SM, in a big one up to four, else
+/// share mode (row starts alone) in a big one.
 fn slot_layout<T: Scalar>(
     dev: &cuda::Device,
     params: hola_params::Params,
     nnz: usize,
 ) -> Option<hola_cuda::Layout> {
     let sm = dev.sm_count();
-    hola_cuda::workspace_layout::<T>(params, nnz, sm, WORK_BYTES)
+    hola_cuda::workspace_layout::<T>(params, nnz, (sm, 2), WORK_BYTES)
+        .or_else(|| hola_cuda::workspace_layout::<T>(params, nnz, (sm, 4), BIG_WORK_BYTES))
         .or_else(|| hola_cuda::share_layout(params, nnz, sm, BIG_WORK_BYTES))
 }
 
@@ -282,7 +283,7 @@ impl<T: Scalar> Matrix<T> {
             Some(work) => HolaGpu::prepare_in_place(dev, &csr, params, gate, work)?,
             None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
         };
-        let (starts, shares_rows) = (hola.starts_addr(), hola.shares_rows());
+        let (starts, shares_rows) = (hola.starts_addr(), hola.shares_rows(dev.sm_count()));
         let method: Box<dyn GpuMethod<T>> = Box::new(hola);
         let ready = cuda::Ready::record(dev, stream)?;
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a

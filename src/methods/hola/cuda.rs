@@ -172,13 +172,18 @@ pub struct Layout {
 }
 
 /// The [`Layout`] of parameters `p` over `nnz` entries in `bytes` of workspace, on a device of
-/// `sm` SMs: `None` when it does not fit or the grid is larger than two blocks per SM. The
-/// layout is for carry mode, which is right in any grid and fast in one wave: two blocks of
-/// the provisional parameters (256 threads, 48 registers or fewer) fit on an SM several times
-/// over.
-pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
+/// `sm` SMs: `None` when it does not fit or the grid is larger than `per_sm` blocks per SM. The
+/// layout is for carry mode, which is right in any grid and fast in one wave: four blocks of
+/// the provisional parameters (256 threads; the carry kernel takes 64 registers in f64 and 48
+/// in f32) fit on an SM.
+pub fn workspace_layout<T: Scalar>(
+    p: Params,
+    nnz: usize,
+    (sm, per_sm): (u32, usize),
+    bytes: usize,
+) -> Option<Layout> {
     let blocks = p.blocks(nnz);
-    if blocks == 0 || !params::own_mode(blocks, sm, 2) {
+    if blocks == 0 || !params::own_mode(blocks, sm, per_sm) {
         return None;
     }
     let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
@@ -192,12 +197,11 @@ pub fn workspace_layout<T: Scalar>(p: Params, nnz: usize, sm: u32, bytes: usize)
 
 /// The [`Layout`] of a provisional HOLA in share mode (prescale and atomics: its row starts
 /// alone, `carry_bytes` 0) over `nnz` entries in `bytes` of workspace, on a device of `sm` SMs:
-/// `None` when it does not fit, or when the grid might run in one wave (more than one block
-/// per 2048 threads of every SM), where [`OnDevice::new`] may pick a one-launch mode instead.
+/// `None` when it does not fit, or for a grid of at most four blocks per SM (carry mode's, in
+/// one wave: [`workspace_layout`]).
 pub fn share_layout(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
     let blocks = p.blocks(nnz);
-    let at_most_resident = 2048 / p.threads.max(1) as usize;
-    if blocks == 0 || params::own_mode(blocks, sm, at_most_resident) {
+    if blocks == 0 || params::own_mode(blocks, sm, 4) {
         return None;
     }
     let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
@@ -703,9 +707,13 @@ impl<T: Scalar> HolaGpu<T> {
         self.ready.params
     }
 
-    /// True in share mode (prescale and atomics), the mode of a grid of many waves.
-    pub fn shares_rows(&self) -> bool {
+    /// True in share mode (prescale and atomics) over a grid larger than any SM holds in one
+    /// wave (one block per 2048 threads of every SM): the mode a HOLA of its parameters built
+    /// with any statistics runs in.
+    pub fn shares_rows(&self, sm: u32) -> bool {
+        let at_most_resident = 2048 / self.ready.params.threads.max(1) as usize;
         matches!(self.ready.mode, Mode::Share)
+            && !params::own_mode(self.ready.blocks, sm, at_most_resident)
     }
 
     /// Device address of the row starts (blocks + 1 entries), for [`HolaGpu::own_over`].
