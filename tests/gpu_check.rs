@@ -222,7 +222,7 @@ fn stages(spec: &str) {
 #[test]
 fn a_sound_matrix_runs_gated_hola_until_its_check_reports_then_autos_choice() {
     // CSR_VECTOR's rows, HOLA's long rows (carry mode), HOLA's rows of at most a block (its
-    // core kernel alone), a large stencil (CSR_VECTOR, then BRC) and circuits of 372, 694 and
+    // core kernel alone), a large stencil (CSR_VECTOR, then BRC) and circuits of 372, 645 and
     // 1231 blocks (HOLA's provisional carry mode in a big workspace; share mode, replaced;
     // share mode, kept).
     for spec in [
