@@ -196,11 +196,8 @@ extern "C" __global__ void util_import_cols(long long nnz, long long cols, long 
 #define UTIL_INSPECT_UNROLL 8
 
 // The int32 kernels are held to 64 registers (four blocks of 256 threads per SM, 50% occupancy;
-// a few bytes spill), the int64 one to 128 (two blocks): at 72-80 registers three blocks fit,
-// and the check of a large matrix, latency-bound, ran at 26% of the DRAM bandwidth (H100,
-// session 16). Each batch's loads are issued together (the row pass's columns at clamped
-// positions, not behind the row's own checks): a load behind a branch waited for the one
-// before it.
+// a few bytes spill): at 72-80 registers three blocks fit, and the check of a large matrix,
+// latency-bound, ran at 26% of the DRAM bandwidth (H100, session 16).
 // I: the caller's index type; N: the unsigned type of positions (rows and entries fit it: int32
 // arrays hold fewer than 2^31 of each, so position + 8 * 1024 cannot wrap in 32 bits). 32-bit
 // positions for int32 arrays keep the kernel at full occupancy (64-bit ones took 64 registers
@@ -233,9 +230,6 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
         }
     }
     const int U = UTIL_INSPECT_UNROLL;
-    // Rows take half the batch: each holds five words (its two row_ptr entries and three
-    // columns) in flight.
-    const int UR = UTIL_INSPECT_UNROLL / 2;
     const N rows = (N)rows_, nnz = (N)nnz_;
     const I base = (I)base_, cols = (I)cols_;
     const N step = (N)U * blockDim.x;
@@ -245,34 +239,18 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
     for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
         const N r0 = (N)(t * rows_ / tiles), r1 = (N)((t + 1) * rows_ / tiles);
         const N e0 = (N)(t * nnz_ / tiles), e1 = (N)((t + 1) * nnz_ / tiles);
-        for (N i0 = r0 + threadIdx.x; i0 < r1; i0 += (N)UR * blockDim.x) {
-            I a[UR], b[UR];
+        for (N i0 = r0 + threadIdx.x; i0 < r1; i0 += step) {
+            I a[U], b[U];
 #pragma unroll
-            for (int j = 0; j < UR; ++j) {
+            for (int j = 0; j < U; ++j) {
                 const N i = i0 + (N)j * blockDim.x;
                 if (i < r1) {
                     a[j] = row_ptr[i] - base;
                     b[j] = row_ptr[i + 1] - base;
                 }
             }
-            // The columns at each row's ends (and the previous row's last), loaded for every
-            // row of the batch at once: clamped into [0, nnz) so that the loads need no branch
-            // (a malformed row's are read, never used), all in flight together.
-            I cf[UR], cl[UR], cp[UR];
 #pragma unroll
-            for (int j = 0; j < UR; ++j) {
-                const N i = i0 + (N)j * blockDim.x;
-                if (i < r1 && nnz > 0) {
-                    const N last = nnz - 1;
-                    const N fa = a[j] < 0 ? 0 : ((N)a[j] > last ? last : (N)a[j]);
-                    const N fb = b[j] < 1 ? 0 : ((N)b[j] - 1 > last ? last : (N)b[j] - 1);
-                    cf[j] = col_ind[fa];
-                    cl[j] = col_ind[fb];
-                    cp[j] = col_ind[fa > 0 ? fa - 1 : 0];
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < UR; ++j) {
+            for (int j = 0; j < U; ++j) {
                 const N i = i0 + (N)j * blockDim.x;
                 if (i >= r1) continue;
                 if (a[j] > b[j] || (N)b[j] > nnz || a[j] < 0) {
@@ -291,8 +269,9 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                             blk = blk < 1 ? 1 : blk;
                             for (; blk <= ((long long)b[j] - 1) / npb; ++blk) starts[blk] = (int)i;
                         }
-                        spread += (unsigned long long)((long long)cl[j] - cf[j] + 1);
-                        if (a[j] > 0 && cp[j] > cf[j]) ++bdesc;
+                        const I c0 = col_ind[a[j]];
+                        spread += (unsigned long long)((long long)col_ind[b[j] - 1] - c0 + 1);
+                        if (a[j] > 0 && col_ind[a[j] - 1] > c0) ++bdesc;
                     }
                 }
                 if (i == 0 && a[j] != 0) first = 1;
@@ -409,7 +388,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) util_inspect_starts_i32(
                                       result, verdict, starts, npb, nblocks, zero, nzero);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2) util_inspect_i64(long long rows, long long nnz, long long cols,
+extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long long cols,
                                             long long base, long long tiles,
                                             const long long *__restrict__ row_ptr,
                                             const long long *__restrict__ col_ind,

@@ -65,15 +65,14 @@ const SCRATCH_WORDS: usize = 2 * STATUS + 1;
 const RESULT_AT: u64 = (STATUS as u64 + 1) * 8;
 const _: () = assert!(SCRATCH_WORDS * 8 <= super::device::SCRATCH_BYTES);
 
-/// How many tiles `util_inspect` cuts a matrix into: each at most 1,024 rows (one batch of a
-/// block's rows: four per thread, each with five loads in flight) and 8,192 entries (four
-/// batches of eight per thread), and at least four per SM where there are 256 rows plus
-/// entries for each (small matrices spread over the GPU rather than a few blocks). Each tile
-/// costs a block a few dependent round trips to memory, so larger tiles take fewer of them in
-/// turn: tiles of 1,024 rows and 4,096 entries left the 7-point Laplacian 160³'s check at
-/// 153 µs (H100, 26% of the DRAM bandwidth; session 16).
+/// How many tiles `util_inspect` cuts a matrix into: each at most 2,048 rows (one batch of a
+/// block's eight loads in flight per thread) and 8,192 entries (four batches), and at least four
+/// per SM where there are 256 rows plus entries for each (small matrices spread over the GPU
+/// rather than a few blocks). Each tile costs a block a few dependent round trips to memory,
+/// so larger tiles take fewer of them in turn: tiles of 1,024 rows and 4,096 entries left the
+/// 7-point Laplacian 160³'s check at 153 µs (H100, 26% of the DRAM bandwidth; session 16).
 fn inspect_tiles(rows: usize, nnz: usize, sm: usize) -> usize {
-    let cap = rows.div_ceil(1024).max(nnz.div_ceil(8192));
+    let cap = rows.div_ceil(2048).max(nnz.div_ceil(8192));
     let spread = (4 * sm.max(1)).min((rows + nnz).div_ceil(256));
     cap.max(spread).max(1)
 }
