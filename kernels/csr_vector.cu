@@ -36,26 +36,48 @@ __device__ __forceinline__ void csr_vector_pair(const I *__restrict__ col_ind,
                                                 const T *__restrict__ values,
                                                 const T *__restrict__ x, I ka, I ea, I kb, I eb,
                                                 T &a, T &b) {
+    // Two of each row's entries per trip (this lane's k and k + COOP): the loads of four
+    // entries, then their four gathers of x, are in flight together; a row of COOP + 1 to
+    // 2 COOP entries is one trip, not two. Each lane still adds its entries in order (k, then
+    // k + COOP), so the sums are the same bit for bit.
     while (ka < ea || kb < eb) {
-        const bool pa = ka < ea, pb = kb < eb;
-        T va = T(0), vb = T(0);
-        I ca = 0, cb = 0;
+        const bool pa = ka < ea, pa2 = ka + COOP < ea, pb = kb < eb, pb2 = kb + COOP < eb;
+        T va = T(0), va2 = T(0), vb = T(0), vb2 = T(0);
+        I ca = 0, ca2 = 0, cb = 0, cb2 = 0;
         if (pa) {
             va = tessera_ro_load(values + ka);
             ca = tessera_ro_load(col_ind + ka);
+        }
+        if (pa2) {
+            va2 = tessera_ro_load(values + ka + COOP);
+            ca2 = tessera_ro_load(col_ind + ka + COOP);
         }
         if (pb) {
             vb = tessera_ro_load(values + kb);
             cb = tessera_ro_load(col_ind + kb);
         }
+        if (pb2) {
+            vb2 = tessera_ro_load(values + kb + COOP);
+            cb2 = tessera_ro_load(col_ind + kb + COOP);
+        }
+        const T xa = pa ? tessera_ro_load(x + ca) : T(0);
+        const T xa2 = pa2 ? tessera_ro_load(x + ca2) : T(0);
+        const T xb = pb ? tessera_ro_load(x + cb) : T(0);
+        const T xb2 = pb2 ? tessera_ro_load(x + cb2) : T(0);
         if (pa) {
-            a += va * tessera_ro_load(x + ca);
+            a += va * xa;
+        }
+        if (pa2) {
+            a += va2 * xa2;
         }
         if (pb) {
-            b += vb * tessera_ro_load(x + cb);
+            b += vb * xb;
         }
-        ka += COOP;
-        kb += COOP;
+        if (pb2) {
+            b += vb2 * xb2;
+        }
+        ka += 2 * COOP;
+        kb += 2 * COOP;
     }
 }
 
