@@ -402,7 +402,7 @@ fn bench_help_defines_every_end_to_end_column() {
         "--cold",
         "--e2e-plot",
         "TESSERA_CACHE_DIR",
-        "median of 3",
+        "median of 7",
     ] {
         assert!(out.contains(word), "bench --help lacks {word}");
     }

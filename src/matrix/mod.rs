@@ -632,7 +632,7 @@ impl<T: Scalar> Matrix<T> {
                 "the matrix's last update_values failed part way ({why}), so its values on the device may disagree with each other; call update_values (or analyze) again"
             )));
         }
-        let (_, yl) = self.vector_lengths(op);
+        let (xl, yl) = self.vector_lengths(op);
         if yl == 0 {
             return Ok(());
         }
@@ -643,49 +643,35 @@ impl<T: Scalar> Matrix<T> {
         // error, or AUTO's real choice starts once this (or, after the product that read the
         // outcome, the next) product is queued (check.rs).
         let start = self.check_at_product(dev, stream, gpu, false)?;
-        let queued = self.queue_product(handle, (dev, stream, gpu), op, alpha, x, beta, y);
+        let queued = (|| {
+            if alpha == T::ZERO {
+                return if beta == T::ONE {
+                    Ok(())
+                } else {
+                    gpu.csr.scale(stream, yl, y, beta)
+                };
+            }
+            handle.check_device_vector(x, xl * std::mem::size_of::<T>(), "x")?;
+            // A product boundary: a finished background build is swapped in here (never
+            // waited for; its values refreshed on this stream first if update_values came
+            // since).
+            gpu.forms.poll(self.values_gen, |m| {
+                // A refresh captured into a graph would run only with the graph: swap later.
+                if cuda::is_capturing(dev, stream)? {
+                    return Ok(false);
+                }
+                m.refresh_values(&gpu.csr, stream).map(|_| true)
+            });
+            let running = gpu.forms.running();
+            match op {
+                Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
+                Operation::Transpose => running
+                    .method
+                    .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
+            }
+        })();
         self.start_after_launch(dev, gpu, start);
         queued
-    }
-
-    /// The product of [`Matrix::spmv_device`] after its checks: queued on `stream`.
-    #[allow(clippy::too_many_arguments)]
-    fn queue_product(
-        &self,
-        handle: &Handle,
-        (dev, stream, gpu): (&Arc<cuda::Device>, cuda::Stream, &Gpu<T>),
-        op: Operation,
-        alpha: T,
-        x: u64,
-        beta: T,
-        y: u64,
-    ) -> Result<()> {
-        let (xl, yl) = self.vector_lengths(op);
-        let sz = std::mem::size_of::<T>();
-        if alpha == T::ZERO {
-            return if beta == T::ONE {
-                Ok(())
-            } else {
-                gpu.csr.scale(stream, yl, y, beta)
-            };
-        }
-        handle.check_device_vector(x, xl * sz, "x")?;
-        // A product boundary: a finished background build is swapped in here (never waited
-        // for; its values refreshed on this stream first if update_values came since).
-        gpu.forms.poll(self.values_gen, |m| {
-            // A refresh captured into a graph would run only with the graph: swap later.
-            if cuda::is_capturing(dev, stream)? {
-                return Ok(false);
-            }
-            m.refresh_values(&gpu.csr, stream).map(|_| true)
-        });
-        let running = gpu.forms.running();
-        match op {
-            Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
-            Operation::Transpose => running
-                .method
-                .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
-        }
     }
 
     /// New values for the same pattern, in the caller's original entry order; no re-analysis.
