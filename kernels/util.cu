@@ -278,26 +278,49 @@ __device__ __forceinline__ void util_inspect(long long rows_, long long nnz_, lo
                 if (i == rows - 1 && (N)b[j] != nnz) last = 1;
             }
         }
-        // Each entry is compared with the next, loaded in the same batch (the next lane's
-        // entry: an L1 hit). The kernel is bound by issuing instructions (ncu: 0.66 issued per
-        // scheduler and cycle), so the plain load beats a shuffle and its lane tests: the
-        // 7-point Laplacian 160³'s check 138 -> 114 µs, uniform 10^6 x 16's 69 -> 55 µs (H100,
-        // session 16, run I).
-        for (N k0 = e0 + threadIdx.x; k0 < e1; k0 += step) {
-            I v[U], w[U];
+        // Each entry is compared with the next, loaded in the same batch. The kernel is bound
+        // by issuing instructions (ncu: 0.66 issued per scheduler and cycle), so fewer
+        // instructions per entry is what pays: a plain load of the next entry instead of a
+        // shuffle and its lane tests took the 7-point Laplacian 160³'s check from 138 to 114 µs
+        // and uniform 10^6 x 16's from 69 to 55 µs (H100, session 16, run I).
+        // With int32 columns 16-byte aligned, the tile's whole quads of entries are read four
+        // to a load (a quarter of the load instructions); the entries before the first quad
+        // and after the last are read one by one.
+        N q0 = e1, q1 = e1;
+        if (sizeof(I) == 4 && (reinterpret_cast<unsigned long long>(col_ind) & 15ull) == 0) {
+            q0 = (e0 + 3) & ~(N)3;
+            q1 = e1 & ~(N)3;
+            if (q0 > q1) q0 = q1 = e1;
+        }
+        const auto one = [&](N k, I v, I next) {
+            const I c = v - base;
+            if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
+            if (k + 1 < nnz && v > next) ++desc;
+        };
+        for (N k = e0 + threadIdx.x; k < q0; k += blockDim.x) {
+            one(k, col_ind[k], k + 1 < nnz ? col_ind[k + 1] : (I)0);
+        }
+        for (N k = q1 + threadIdx.x; k < e1; k += blockDim.x) {
+            one(k, col_ind[k], k + 1 < nnz ? col_ind[k + 1] : (I)0);
+        }
+        const int UQ = U / 2;
+        for (N g0 = q0 + 4 * threadIdx.x; g0 < q1; g0 += (N)(4 * UQ) * blockDim.x) {
+            int4 v[UQ];
+            I w[UQ];
 #pragma unroll
-            for (int j = 0; j < U; ++j) {
-                const N k = k0 + (N)j * blockDim.x;
-                v[j] = k < e1 ? col_ind[k] : (I)0;
-                w[j] = k < e1 && k + 1 < nnz ? col_ind[k + 1] : (I)0;
+            for (int j = 0; j < UQ; ++j) {
+                const N g = g0 + (N)(4 * j) * blockDim.x;
+                v[j] = g < q1 ? *reinterpret_cast<const int4 *>(col_ind + g) : make_int4(0, 0, 0, 0);
+                w[j] = g < q1 && g + 4 < nnz ? col_ind[g + 4] : (I)0;
             }
 #pragma unroll
-            for (int j = 0; j < U; ++j) {
-                const N k = k0 + (N)j * blockDim.x;
-                if (k >= e1) continue;
-                const I c = v[j] - base;
-                if (c < 0 || c >= cols) badcol = (badcol == 0 || k + 1 < badcol) ? k + 1 : badcol;
-                if (k + 1 < nnz && v[j] > w[j]) ++desc;
+            for (int j = 0; j < UQ; ++j) {
+                const N g = g0 + (N)(4 * j) * blockDim.x;
+                if (g >= q1) continue;
+                one(g, (I)v[j].x, (I)v[j].y);
+                one(g + 1, (I)v[j].y, (I)v[j].z);
+                one(g + 2, (I)v[j].z, (I)v[j].w);
+                one(g + 3, (I)v[j].w, w[j]);
             }
         }
     }
