@@ -36,8 +36,8 @@ use crate::types::{Algorithm, Tuning};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// A provisional analysis: HOLA with these parameters, gated by the check, until the first
-/// product that sees the check's outcome starts AUTO's real choice (`started`).
+/// A provisional analysis: HOLA with these parameters, gated by the check, until a product
+/// after the one that read the check's outcome (`stats`) starts AUTO's real choice (`begun`).
 pub(super) struct Provisional<T: Scalar> {
     params: hola_params::Params,
     /// Its row starts (device address; the form is retired, not dropped, when swapped out).
@@ -45,10 +45,11 @@ pub(super) struct Provisional<T: Scalar> {
     /// It runs in share mode (a grid of many waves), as a HOLA of its parameters built with
     /// the statistics would: then it stays when AUTO's choice is that HOLA.
     shares_rows: bool,
-    started: AtomicBool,
-    /// The check's statistics, read by a product, for the next one to start AUTO's choice
-    /// with (the product that reads the outcome leaves that host work to the next).
-    pending: std::sync::Mutex<Option<RowStats>>,
+    /// The check's statistics, set by the product that reads the outcome, for the next one
+    /// to start AUTO's choice with (that host work is left to the next product).
+    stats: std::sync::OnceLock<RowStats>,
+    /// AUTO's choice has been started.
+    begun: AtomicBool,
     /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
     /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
     light: std::sync::Mutex<Option<Box<dyn GpuMethod<T>>>>,
@@ -70,8 +71,8 @@ fn outcome(o: &Result<Option<RowStats>>) -> Result<RowStats> {
 }
 
 /// The provisional HOLA's layout in the check's workspace (`None`: it does not fit): carry
-/// mode in the slot's for a grid of up to two blocks per SM, in a big one up to four, else
-/// share mode (row starts alone) in a big one.
+/// mode in the slot's for a grid of up to two blocks per SM, in a big one up to
+/// `CARRY_PER_SM`, else share mode (row starts alone) in a big one.
 fn slot_layout<T: Scalar>(
     dev: &cuda::Device,
     params: hola_params::Params,
@@ -79,7 +80,10 @@ fn slot_layout<T: Scalar>(
 ) -> Option<hola_cuda::Layout> {
     let sm = dev.sm_count();
     hola_cuda::workspace_layout::<T>(params, nnz, (sm, 2), WORK_BYTES)
-        .or_else(|| hola_cuda::workspace_layout::<T>(params, nnz, (sm, 4), BIG_WORK_BYTES))
+        .or_else(|| {
+            let per_sm = hola_cuda::CARRY_PER_SM;
+            hola_cuda::workspace_layout::<T>(params, nnz, (sm, per_sm), BIG_WORK_BYTES)
+        })
         .or_else(|| hola_cuda::share_layout(params, nnz, sm, BIG_WORK_BYTES))
 }
 
@@ -299,8 +303,8 @@ impl<T: Scalar> Matrix<T> {
             params,
             starts,
             shares_rows,
-            started: AtomicBool::new(false),
-            pending: std::sync::Mutex::new(None),
+            stats: std::sync::OnceLock::new(),
+            begun: AtomicBool::new(false),
             light: std::sync::Mutex::new(light),
         };
         self.install_hola(
@@ -419,16 +423,18 @@ impl<T: Scalar> Matrix<T> {
         let prov = gpu.provisional.as_ref();
         if let Some(o) = c.known() {
             outcome(o)?;
-            match prov {
-                None => return Ok(None),
-                Some(p) if p.started.load(Ordering::Acquire) => {
-                    let mut pending = p.pending.lock().unwrap_or_else(|e| e.into_inner());
-                    if pending.is_none() || (!now && cuda::is_capturing(dev, stream)?) {
-                        return Ok(None);
-                    }
-                    return Ok(pending.take());
+            let Some(p) = prov else {
+                return Ok(None);
+            };
+            if let Some(stats) = p.stats.get() {
+                // Two atomic loads on every later product; a capture is asked about once.
+                if p.begun.load(Ordering::Acquire)
+                    || (!now && cuda::is_capturing(dev, stream)?)
+                    || p.begun.swap(true, Ordering::AcqRel)
+                {
+                    return Ok(None);
                 }
-                Some(_) => {}
+                return Ok(Some(*stats));
             }
         }
         if cuda::is_capturing(dev, stream)? {
@@ -443,14 +449,11 @@ impl<T: Scalar> Matrix<T> {
         let Some(prov) = &gpu.provisional else {
             return Ok(None);
         };
-        if prov.started.swap(true, Ordering::AcqRel) {
+        // Another product may have read the outcome first: it set the statistics.
+        if prov.stats.set(stats).is_err() || !now || prov.begun.swap(true, Ordering::AcqRel) {
             return Ok(None);
         }
-        if now {
-            return Ok(Some(stats));
-        }
-        *prov.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(stats);
-        Ok(None)
+        Ok(Some(stats))
     }
 
     /// After a product's launch: starts AUTO's real choice for the statistics that

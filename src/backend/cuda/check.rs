@@ -255,7 +255,7 @@ impl DeferredCheck {
         ready: Ready,
         p: DeviceCsr,
         verdict: u64,
-        [slot_work, work]: [Option<(u64, Option<u32>)>; 2],
+        (slot_work, work): (u64, Option<(u64, Option<u32>)>),
     ) -> DeferredCheck {
         DeferredCheck {
             dev: dev.clone(),
@@ -264,10 +264,7 @@ impl DeferredCheck {
             p,
             verdict,
             work,
-            slot_work: (
-                slot_work.map_or(0, |(w, _)| w),
-                std::sync::atomic::AtomicBool::new(false),
-            ),
+            slot_work: (slot_work, std::sync::atomic::AtomicBool::new(false)),
             outcome: OnceLock::new(),
         }
     }

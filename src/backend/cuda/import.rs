@@ -372,7 +372,7 @@ pub fn inspect_deferred(
         ready,
         *p,
         verdict,
-        [Some((small, None)), work.map(|(_, w)| w)],
+        (small, work.map(|(_, w)| w)),
     )))
 }
 

@@ -158,6 +158,17 @@ fn carry_slot_bytes<T: Scalar>(blocks: usize) -> usize {
     (2 * blocks * std::mem::size_of::<T>() + 4 * blocks).next_multiple_of(256)
 }
 
+/// Blocks per SM up to which a provisional HOLA runs in carry mode (the carry kernel's residency
+/// in f64 at 256 threads: 64 registers and 18.5 KB of shared memory per block): beyond, share
+/// mode ([`share_layout`]).
+pub(crate) const CARRY_PER_SM: usize = 4;
+
+/// Offset of the carry workspace after the row starts of `blocks` blocks (256-byte aligned, as
+/// [`DeviceBuffer::alloc_parts`] places its parts).
+fn carry_offset(blocks: usize) -> usize {
+    ((blocks + 1) * 4).next_multiple_of(256)
+}
+
 /// Where a provisional HOLA's row starts and carry workspace lie in workspace memory given to
 /// it (`crate::matrix`'s deferred check: a slot of the device's check slab, filled by the
 /// check's kernel): offsets in bytes.
@@ -186,7 +197,7 @@ pub fn workspace_layout<T: Scalar>(
     if blocks == 0 || !params::own_mode(blocks, sm, per_sm) {
         return None;
     }
-    let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
+    let carry_at = carry_offset(blocks);
     let carry_bytes = CARRY_RING * carry_slot_bytes::<T>(blocks);
     (carry_at + carry_bytes <= bytes).then_some(Layout {
         blocks,
@@ -197,14 +208,14 @@ pub fn workspace_layout<T: Scalar>(
 
 /// The [`Layout`] of a provisional HOLA in share mode (prescale and atomics: its row starts
 /// alone, `carry_bytes` 0) over `nnz` entries in `bytes` of workspace, on a device of `sm` SMs:
-/// `None` when it does not fit, or for a grid of at most four blocks per SM (carry mode's, in
-/// one wave: [`workspace_layout`]).
+/// `None` when it does not fit, or for a grid of at most [`CARRY_PER_SM`] blocks per SM (carry
+/// mode's, in one wave: [`workspace_layout`]).
 pub fn share_layout(p: Params, nnz: usize, sm: u32, bytes: usize) -> Option<Layout> {
     let blocks = p.blocks(nnz);
-    if blocks == 0 || params::own_mode(blocks, sm, 4) {
+    if blocks == 0 || params::own_mode(blocks, sm, CARRY_PER_SM) {
         return None;
     }
-    let carry_at = ((blocks + 1) * 4).next_multiple_of(256);
+    let carry_at = carry_offset(blocks);
     (carry_at <= bytes).then_some(Layout {
         blocks,
         carry_at,
@@ -267,7 +278,7 @@ impl OnDevice {
         // The row starts and the carry workspace: in the memory lent when they fit, else one
         // allocation (each costs a driver call on the first product's path).
         let sizes = [(blocks + 1) * 4, if carry { CARRY_RING * one } else { 0 }];
-        let carry_at = sizes[0].next_multiple_of(256);
+        let carry_at = carry_offset(blocks);
         let [starts, buf] = match work {
             Some((w, bytes)) if carry_at + sizes[1] <= bytes => [
                 DeviceBuffer::borrowed(dev, w, sizes[0]),
