@@ -142,7 +142,7 @@ __device__ __forceinline__ void brc_reduce(int n, const unsigned *__restrict__ r
 // e; a padding slot holds 0 and the column of the nearest row above in its aligned group of 32
 // rows with an entry in column j, else the first such row below, else column 0.
 // One warp per block and per group of 32 rows. The group's entries are contiguous in the CSR:
-// they are read once, coalesced, into shared memory (32*k values then 32*k columns, k <= 64:
+// they are read once, coalesced, into shared memory (32*k values then 32*k columns, k <= 96:
 // the launch gives 32*k*(sizeof(T) + 4) bytes), with value_slot written on the way; then each
 // lane writes its row's slots column by column (coalesced: 32 consecutive rows per column),
 // with ballots and shuffles for the padding. Reading the rows straight from the CSR instead

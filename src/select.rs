@@ -129,19 +129,61 @@ const DEEP_ROWS: usize = 10;
 /// ([`over_csr`]) and the one to build in the background and swap in when ready. `None` when
 /// the heuristic's choice runs on the CSR itself (it is built at analyze, as every named
 /// method is), and when `TESSERA_BACKGROUND_BUILD=0` asks for the final format at analyze.
+///
+/// `trial`: the caller will time the format against the method it replaces once it swaps in
+/// and keep the faster (the CUDA backend with a spare core, `matrix/trial.rs`). Then a format
+/// the rule is not sure of is tried too ([`trial_candidate`]).
 pub fn background_plan(
     stats: &RowStats,
     requested: Algorithm,
     tuning: Tuning,
     deterministic: bool,
     sm: u32,
+    trial: bool,
 ) -> Option<(Algorithm, Algorithm)> {
     if requested != Algorithm::Auto || tuning != Tuning::None || !background_enabled() {
         return None;
     }
     let later = heuristic(stats, deterministic, sm);
-    matches!(later, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
-        .then(|| (over_csr(stats, sm), later))
+    if matches!(later, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo) {
+        return Some((over_csr(stats, sm), later));
+    }
+    let tried = (trial && trial_enabled() && !deterministic)
+        .then(|| trial_candidate(stats))
+        .flatten();
+    tried.map(|t| (later, t))
+}
+
+/// A heavy format worth trying on the caller's products where [`heuristic`] keeps a method over
+/// the CSR arrays: BRC for large matrices whose rows are all about as long but longer than
+/// [`heuristic`]'s 32 (finite-element matrices with several unknowns per node: 81 entries per
+/// row for 3D elasticity). Measured on the H100 (f64 / f32, per product, BRC against the better
+/// of HOLA and CSR_VECTOR, session 17's run A): elasticity 32³ 0.97 / 0.95, 40³ 0.93 / 0.85,
+/// 48³ 1.01 / 0.99, 56³ 1.00 / 0.93, but 24³ 1.64 / 1.47 and uniform rows of 64 1.06 / 1.08:
+/// no rule on the row statistics separates them, a trial does.
+pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
+    let mean = stats.mean.max(1.0);
+    let even_rows = stats.nnz >= 1_000_000
+        && stats.mean > 32.0
+        && stats.max as f64 <= 1.5 * mean
+        && stats.std_dev <= 0.25 * mean;
+    even_rows.then_some(Algorithm::Brc)
+}
+
+/// False when `TESSERA_TRIAL` is `0` (or `off`, `false`, `no`): a heavy format that AUTO swaps
+/// in stays without being timed against the method it replaced, and [`trial_candidate`]'s
+/// formats are not built. Read once per process.
+pub fn trial_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        !matches!(
+            std::env::var("TESSERA_TRIAL")
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+                .as_str(),
+            "0" | "off" | "false" | "no"
+        )
+    })
 }
 
 /// True when this process may use more than one core (`available_parallelism`, which follows
@@ -436,10 +478,42 @@ mod tests {
         // Determinism still keeps CSR_VECTOR, and AUTO builds the format in the background.
         assert_eq!(heuristic(&large, true, 132), Algorithm::CsrVector);
         assert_eq!(
-            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132)
+            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132, true)
                 .filter(|_| background_enabled()),
             background_enabled().then_some((Algorithm::Hola, Algorithm::Bccoo))
         );
+    }
+
+    #[test]
+    fn brc_is_tried_on_large_even_rows_longer_than_the_rule_only_with_a_trial() {
+        let fem = stats("gen:elasticity:24");
+        assert_eq!(heuristic(&fem, false, 132), Algorithm::CsrVector);
+        assert_eq!(trial_candidate(&fem), Some(Algorithm::Brc));
+        let plan = |s: &RowStats, det, trial| {
+            background_plan(s, Algorithm::Auto, Tuning::None, det, 132, trial)
+        };
+        if background_enabled() && trial_enabled() {
+            assert_eq!(
+                plan(&fem, false, true),
+                Some((Algorithm::CsrVector, Algorithm::Brc))
+            );
+        }
+        // No trial to follow (host backend, one core), determinism, a named method: none.
+        assert_eq!(plan(&fem, false, false), None);
+        assert_eq!(plan(&fem, true, true), None);
+        assert_eq!(
+            background_plan(&fem, Algorithm::Hola, Tuning::None, false, 132, true),
+            None
+        );
+        // Uneven rows (LP: 1,300 to 3,900 entries), short rows (the rule's own BRC), small
+        // matrices: no candidate.
+        for spec in [
+            "gen:lp:2000,200000,600,1",
+            "gen:lap3d7:100",
+            "gen:elasticity:10",
+        ] {
+            assert_eq!(trial_candidate(&stats(spec)), None, "{spec}");
+        }
     }
 
     #[test]

@@ -305,6 +305,9 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
         "gen:uniform:3001,12,5",
         "gen:grid2d:77",
         "gen:random:700,900,6,3",
+        // Rows of 81 and 90: wider than 64, the shared memory of a group up to 96.
+        "gen:elasticity:10",
+        "gen:uniform:2000,90,3",
         // Over 1M non-zeros: AUTO's rule picks BRC.
         "gen:lap3d7:60",
     ] {

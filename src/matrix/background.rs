@@ -414,10 +414,13 @@ impl<M: Send + 'static> Forms<M> {
     /// swaps it in (after `refresh` brought its values up to date, when the matrix's values
     /// generation is no longer the one it was built from; `Ok(false)` from it: not now). Never
     /// blocks: if another thread holds what it needs, the next product tries again.
-    pub(super) fn poll(&self, values_gen: u64, refresh: impl FnOnce(&mut M) -> Result<bool>) {
-        let Some(bgs) = self.background.get() else {
-            return;
-        };
+    /// Returns the swap it made: (the method swapped in, the one it replaced).
+    pub(super) fn poll(
+        &self,
+        values_gen: u64,
+        refresh: impl FnOnce(&mut M) -> Result<bool>,
+    ) -> Option<(Algorithm, Algorithm)> {
+        let bgs = self.background.get()?;
         let n = self.products.fetch_add(1, Ordering::Relaxed);
         for bg in bgs {
             if n + 1 >= bg.after && !bg.shared.go.load(Ordering::Relaxed) {
@@ -425,30 +428,31 @@ impl<M: Send + 'static> Forms<M> {
             }
         }
         // The first build not done yet, if it has finished: later ones wait for it.
-        let Some(bg) = bgs.iter().find(|b| !b.shared.done.load(Ordering::Acquire)) else {
-            return;
-        };
+        let bg = bgs
+            .iter()
+            .find(|b| !b.shared.done.load(Ordering::Acquire))?;
         if !bg.shared.finished.load(Ordering::Acquire) {
-            return;
+            return None;
         }
-        let Ok(running) = self.running.try_write() else {
-            return;
-        };
-        let Ok(st) = bg.shared.state.try_lock() else {
-            return;
-        };
-        self.swap_in(bg, running, st, n, values_gen, refresh);
+        let running = self.running.try_write().ok()?;
+        let st = bg.shared.state.try_lock().ok()?;
+        self.swap_in(bg, running, st, n, values_gen, refresh)
     }
 
     /// Waits for the background build to finish, then swaps it in as [`Forms::poll`] does,
     /// waiting for products in flight on other threads if need be.
-    pub(super) fn finish(&self, values_gen: u64, refresh: impl Fn(&mut M) -> Result<bool>) {
+    /// Returns the swaps it made, in order: (the method swapped in, the one it replaced).
+    pub(super) fn finish(
+        &self,
+        values_gen: u64,
+        refresh: impl Fn(&mut M) -> Result<bool>,
+    ) -> Vec<(Algorithm, Algorithm)> {
         let Some(bgs) = self.background.get() else {
-            return;
+            return Vec::new();
         };
-        for bg in bgs {
-            self.finish_one(bg, values_gen, &refresh);
-        }
+        bgs.iter()
+            .filter_map(|bg| self.finish_one(bg, values_gen, &refresh))
+            .collect()
     }
 
     fn finish_one(
@@ -456,7 +460,7 @@ impl<M: Send + 'static> Forms<M> {
         bg: &Background<M>,
         values_gen: u64,
         refresh: impl FnOnce(&mut M) -> Result<bool>,
-    ) {
+    ) -> Option<(Algorithm, Algorithm)> {
         bg.start();
         {
             let mut st = bg.shared.lock();
@@ -476,7 +480,7 @@ impl<M: Send + 'static> Forms<M> {
         let running = self.running.write().unwrap_or_else(|e| e.into_inner());
         let st = bg.shared.lock();
         let n = self.products.load(Ordering::Relaxed);
-        self.swap_in(bg, running, st, n, values_gen, refresh);
+        self.swap_in(bg, running, st, n, values_gen, refresh)
     }
 
     fn swap_in(
@@ -487,7 +491,7 @@ impl<M: Send + 'static> Forms<M> {
         products: u64,
         values_gen: u64,
         refresh: impl FnOnce(&mut M) -> Result<bool>,
-    ) {
+    ) -> Option<(Algorithm, Algorithm)> {
         // Failed (kept for info), already swapped, or (finish on a dropped race) not ready.
         if !matches!(*st, State::Ready { .. }) {
             if !matches!(
@@ -497,10 +501,10 @@ impl<M: Send + 'static> Forms<M> {
                 bg.shared.finished.store(false, Ordering::Release);
                 bg.shared.done.store(true, Ordering::Release);
             }
-            return;
+            return None;
         }
         let State::Ready { mut method, ms } = std::mem::replace(&mut *st, State::Cancelled) else {
-            return;
+            return None;
         };
         bg.shared.finished.store(false, Ordering::Release);
         if values_gen != bg.built_gen {
@@ -511,7 +515,7 @@ impl<M: Send + 'static> Forms<M> {
                     // the graph does): the next product tries again.
                     *st = State::Ready { method, ms };
                     bg.shared.finished.store(true, Ordering::Release);
-                    return;
+                    return None;
                 }
                 Err(e) => {
                     *st = State::Failed(format!(
@@ -525,7 +529,7 @@ impl<M: Send + 'static> Forms<M> {
                         algorithm: bg.target,
                         method,
                     });
-                    return;
+                    return None;
                 }
             }
         }
@@ -538,7 +542,9 @@ impl<M: Send + 'static> Forms<M> {
                 method,
             },
         );
+        let swapped = (bg.target, old.algorithm);
         self.retire(old);
+        Some(swapped)
     }
 
     /// Puts `method` in at once (it needs no device work first), retiring the running form:
@@ -548,6 +554,21 @@ impl<M: Send + 'static> Forms<M> {
         let old = std::mem::replace(&mut *running, Running { algorithm, method });
         drop(running);
         self.retire(old);
+    }
+
+    /// Exchanges the running form with the last one retired (the one it replaced: AUTO's
+    /// trial, `trial.rs`), if no product reads the running form at this instant; false, and
+    /// nothing done, otherwise. Never blocks on a product.
+    pub(super) fn try_exchange_last(&self) -> bool {
+        let Ok(mut running) = self.running.try_write() else {
+            return false;
+        };
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(last) = retired.last_mut() else {
+            return false;
+        };
+        std::mem::swap(&mut *running, last);
+        true
     }
 
     fn retire(&self, r: Running<M>) {

@@ -133,7 +133,8 @@ fn provisional_params(s: &RowStats) -> hola_params::Params {
 /// products (none with one core: analyze would build BRC's device form at once, which a
 /// product does not).
 fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Option<(Algorithm, u64)>) {
-    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm) {
+    let trial = select::spare_core();
+    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, trial) {
         Some((now, later)) if select::spare_core() => {
             let from = if methods::needs_host_csr(later, Tuning::None, stats) {
                 select::BuildFrom::Download
@@ -333,6 +334,7 @@ impl<T: Scalar> Matrix<T> {
             forms: super::Forms::new(Algorithm::Hola, method),
             csr,
             provisional,
+            trial: Default::default(),
             ready,
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -520,7 +522,7 @@ impl<T: Scalar> Matrix<T> {
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
         if let Some((target, after)) = later {
-            bgs.push(self.spawn_gpu(dev, &gpu.csr, target, stats, false, None, after)?);
+            bgs.push(self.spawn_gpu(dev, &gpu.csr, target, stats, false, None, after, &gpu.trial)?);
         }
         super::trace(|| {
             format!(

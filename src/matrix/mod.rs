@@ -6,7 +6,9 @@ mod background;
 mod borrowed;
 mod check;
 mod create;
+mod info;
 mod spawn;
+mod trial;
 mod workers;
 
 #[doc(hidden)]
@@ -17,6 +19,7 @@ pub use background::BackgroundStatus;
 pub use borrowed::BorrowedWrites;
 pub(crate) use check::unsorted;
 pub use create::CreatePath;
+pub use info::MatrixInfo;
 
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{self, DeviceVec};
@@ -40,30 +43,6 @@ fn trace(line: impl FnOnce() -> String) {
     crate::backend::trace(1, line);
 }
 
-/// What [`Matrix::info`] reports (the Rust form of `tessera_matrix_info`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MatrixInfo {
-    /// The method products run now (`Auto` before analyze): what analyze chose, or the method
-    /// AUTO's background build swapped in since.
-    pub algorithm: Algorithm,
-    /// Rows.
-    pub rows: usize,
-    /// Columns.
-    pub cols: usize,
-    /// Stored entries.
-    pub nnz: usize,
-    /// Bytes kept for the matrix on the device (host backend: host memory).
-    pub device_bytes: u64,
-    /// Wall time of the last analyze in milliseconds.
-    pub analysis_ms: f64,
-    /// Whether spmv is bitwise reproducible run to run.
-    pub deterministic: bool,
-    /// The chosen parameters as text.
-    pub params: String,
-    /// AUTO's background build: which method is being built to replace `algorithm`, or was.
-    pub background: BackgroundStatus,
-}
-
 #[derive(Debug)]
 struct Analysis {
     analysis_ms: f64,
@@ -79,6 +58,8 @@ struct Gpu<T: Scalar> {
     csr: Arc<GpuCsr<T>>,
     /// A provisional analysis, made while the borrowed create's check ran (check.rs).
     provisional: Option<check::Provisional<T>>,
+    /// AUTO's trial of a heavy format swapped in against the form it replaced (trial.rs).
+    trial: Arc<trial::Trial>,
     /// What analyze queued on its stream (HOLA's row starts, a format's upload): products and
     /// value updates on other streams follow it (analyze does not wait for it).
     ready: cuda::Ready,
@@ -235,7 +216,9 @@ impl<T: Scalar> Matrix<T> {
             return self.analyze_borrowed(handle, alg, tuning);
         }
         let sm = handle.sm_count();
-        match select::background_plan(&self.stats, alg, tuning, handle.deterministic(), sm) {
+        let trial = handle.cuda().is_some() && select::spare_core();
+        let det = handle.deterministic();
+        match select::background_plan(&self.stats, alg, tuning, det, sm, trial) {
             Some((now, later)) => {
                 // A format that builds on the device from the device CSR (BRC's ELL form of
                 // even rows) moves no copies: its build starts after tens of products, not
@@ -400,6 +383,7 @@ impl<T: Scalar> Matrix<T> {
                 handle.synchronize()?;
             }
             // The worker starts first: its host half runs while the light method is set up.
+            let trial = Arc::new(trial::Trial::default());
             let bg = match later {
                 Some((target, gate, after)) => Some(self.spawn_gpu(
                     dev,
@@ -409,6 +393,7 @@ impl<T: Scalar> Matrix<T> {
                     deterministic,
                     gate,
                     after,
+                    &trial,
                 )?),
                 None => None,
             };
@@ -430,6 +415,7 @@ impl<T: Scalar> Matrix<T> {
                 forms,
                 csr,
                 provisional: None,
+                trial,
                 ready,
             });
         } else {
@@ -484,12 +470,13 @@ impl<T: Scalar> Matrix<T> {
                 let start = self.check_at_product(dev, stream, gpu, true)?;
                 self.start_after_launch(dev, gpu, start);
             }
-            gpu.forms.finish(self.values_gen, |m| {
+            let swaps = gpu.forms.finish(self.values_gen, |m| {
                 m.refresh_values(&gpu.csr, stream).map(|_| true)
             });
+            swaps.into_iter().for_each(|(n, o)| gpu.trial.begin(n, o));
         }
         if let (Some(host), Some(csr)) = (&self.host, &self.csr) {
-            host.finish(self.values_gen, |m| {
+            let _ = host.finish(self.values_gen, |m| {
                 m.update_values(csr);
                 Ok(true)
             });
@@ -513,7 +500,7 @@ impl<T: Scalar> Matrix<T> {
     pub fn tuning_settled(&self) -> bool {
         self.gpu
             .as_ref()
-            .is_none_or(|g| g.forms.running().method.settled())
+            .is_none_or(|g| g.forms.running().method.settled() && !g.trial.active())
     }
 
     /// True once [`Matrix::analyze`] succeeded.
@@ -591,7 +578,7 @@ impl<T: Scalar> Matrix<T> {
                 "a host matrix was analyzed but has no host method or CSR".into(),
             ));
         };
-        forms.poll(self.values_gen, |m| {
+        let _ = forms.poll(self.values_gen, |m| {
             m.update_values(csr);
             Ok(true)
         });
@@ -655,20 +642,31 @@ impl<T: Scalar> Matrix<T> {
             // A product boundary: a finished background build is swapped in here (never
             // waited for; its values refreshed on this stream first if update_values came
             // since).
-            gpu.forms.poll(self.values_gen, |m| {
+            let swapped = gpu.forms.poll(self.values_gen, |m| {
                 // A refresh captured into a graph would run only with the graph: swap later.
                 if cuda::is_capturing(dev, stream)? {
                     return Ok(false);
                 }
                 m.refresh_values(&gpu.csr, stream).map(|_| true)
             });
+            if let Some((new, old)) = swapped {
+                gpu.trial.begin(new, old);
+            }
+            let (trial, plain) = (&gpu.trial, op == Operation::NonTranspose);
+            let timed = plain
+                .then(|| trial.before(dev, stream, || gpu.forms.try_exchange_last()))
+                .flatten();
             let running = gpu.forms.running();
-            match op {
+            let r = match op {
                 Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
                 Operation::Transpose => running
                     .method
                     .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
+            };
+            if let Some(t) = timed {
+                trial.after(t, stream, r.is_ok());
             }
+            r
         })();
         self.start_after_launch(dev, gpu, start);
         queued
@@ -763,84 +761,6 @@ impl<T: Scalar> Matrix<T> {
             }
         }
         Ok(())
-    }
-
-    /// Method, parameters, footprint and analysis time.
-    pub fn info(&self) -> MatrixInfo {
-        let a = self.analysis.as_ref();
-        let (algorithm, device_bytes, deterministic, params, background) =
-            match (&self.gpu, &self.host) {
-                (Some(g), _) => {
-                    let r = g.forms.running();
-                    (
-                        r.algorithm,
-                        (g.csr.device_bytes() + g.forms.total(|m| m.device_bytes())) as u64,
-                        r.method.deterministic(),
-                        format!(
-                            "{}{}",
-                            a.map_or("", |a| a.auto_note.as_str()),
-                            r.method.describe()
-                        ),
-                        g.forms.status(),
-                    )
-                }
-                (None, Some(h)) => {
-                    let r = h.running();
-                    (
-                        r.algorithm,
-                        (self.csr.as_ref().map_or(0, |c| c.bytes()) + h.total(|m| m.extra_bytes()))
-                            as u64,
-                        r.method.deterministic(),
-                        format!(
-                            "{}{}",
-                            a.map_or("", |a| a.auto_note.as_str()),
-                            r.method.describe()
-                        ),
-                        h.status(),
-                    )
-                }
-                (None, None) => (
-                    Algorithm::Auto,
-                    match self.backend {
-                        BackendKind::Cuda => {
-                            self.dcsr.as_ref().map_or(0, |g| g.device_bytes() as u64)
-                        }
-                        _ => self.csr.as_ref().map_or(0, |c| c.bytes() as u64),
-                    },
-                    true,
-                    "not analyzed".to_string(),
-                    BackgroundStatus::None,
-                ),
-            };
-        let params = match &background {
-            BackgroundStatus::None => params,
-            BackgroundStatus::Scheduled { target, after } => format!(
-                "{algorithm} runs; {target} will be built in the background after {after} products; {params}"
-            ),
-            BackgroundStatus::Building(t) => {
-                format!("{algorithm} runs while {t} is built in the background; {params}")
-            }
-            BackgroundStatus::Ready(t) => {
-                format!("{algorithm} runs; {t} is built and swaps in at the next product; {params}")
-            }
-            BackgroundStatus::Swapped { products, ms, .. } => format!(
-                "built in the background ({ms:.1} ms after analyze), swapped in after {products} products; {params}"
-            ),
-            BackgroundStatus::Failed(t, why) => {
-                format!("{algorithm} runs: building {t} in the background failed ({why}); {params}")
-            }
-        };
-        MatrixInfo {
-            algorithm,
-            rows: self.stats.rows,
-            cols: self.stats.cols,
-            nnz: self.stats.nnz,
-            device_bytes,
-            analysis_ms: a.map_or(0.0, |a| a.analysis_ms),
-            deterministic,
-            params,
-            background,
-        }
     }
 }
 

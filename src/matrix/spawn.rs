@@ -28,6 +28,7 @@ impl<T: Scalar> Matrix<T> {
         deterministic: bool,
         gate: Option<std::sync::mpsc::Receiver<()>>,
         after: u64,
+        trial: &Arc<super::trial::Trial>,
     ) -> Result<Background<Box<dyn GpuMethod<T>>>> {
         /// What the host half leaves for the device half.
         enum HostHalf<T: Scalar> {
@@ -41,6 +42,7 @@ impl<T: Scalar> Matrix<T> {
         type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
         let present = self.csr.clone();
         let sm = dev.sm_count();
+        let trial = trial.clone();
         // A format that builds on the device from the device CSR (BRC's ELL form of even
         // rows) of a matrix kept there: nothing to fetch.
         let on_device = present.is_none() && !methods::needs_host_csr(target, Tuning::None, &stats);
@@ -86,6 +88,8 @@ impl<T: Scalar> Matrix<T> {
                     }
                 };
                 own.synchronize()?;
+                // The events of the trial this form gets when it swaps in (without them, none).
+                let _ = trial.prepare(&dev);
                 Ok(method)
             },
         };

@@ -64,8 +64,9 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
 const DEVICE_ELL_MAX_PADDING: f64 = 1.5;
 
 /// The widest ELL part built on the device: `brc_ell_build` stages a group of 32 rows in
-/// 32 * k * (value + 4) bytes of shared memory (24 KiB in f64 at 64).
-const DEVICE_ELL_MAX_WIDTH: usize = 64;
+/// 32 * k * (value + 4) bytes of shared memory (36 KiB in f64 at 96: under the 48 KiB a launch
+/// gets without opting in; 96 holds 3D elasticity's 81-entry rows).
+const DEVICE_ELL_MAX_WIDTH: usize = 96;
 
 /// True when BRC with TUNING_NONE builds its format on the device (`kernels/brc.cu`,
 /// `brc_ell_build`: one pass over the CSR, about two products' time) rather than on the host:
@@ -477,7 +478,7 @@ impl<T: Scalar> BrcGpu<T> {
             .push(value_slot.addr());
         // SAFETY: brc_ell_build_<T>(int rows, int k, const int* rp, const int* ci, const T* va,
         // int* col, T* val, unsigned* slot): rp, ci, va are tessera's int32 CSR of `rows` rows
-        // whose rows are at most k long (k = stats.max <= 64); col and val hold rows*k slots
+        // whose rows are at most k long (k = stats.max <= 96); col and val hold rows*k slots
         // (< 2^32, builds_on_device), slot nnz entries; one warp per block and 32 rows, with
         // the 32*k*(sizeof(T) + 4) bytes of shared memory it stages them in.
         unsafe {

@@ -1,0 +1,439 @@
+//! AUTO's trial of a heavy format against the form it replaced, on the caller's own products.
+//!
+//! AUTO's rule predicts from row statistics that a format of its own (BRC, TILE, BCCOO) will
+//! beat the method over the CSR arrays, and builds it in the background. The prediction misses
+//! on some matrices (measured: BRC 3% slower than HOLA on an empty-rows matrix of 16M
+//! non-zeros in f64, 60% slower than CSR_VECTOR on a 3 million non-zero elasticity matrix), and
+//! a user's matrices are not the ones the rule was fitted on. So when a heavy format swaps in,
+//! the next products time it against the form it replaced, both on the caller's stream with
+//! CUDA events around the product's own launches: [`SAMPLES`] products of the new form, then
+//! (the two exchanged at a product boundary) [`SAMPLES`] of the old one, after [`WARM`] untimed
+//! products on each. The faster one stays: the old form wins only when its median is more
+//! than [`MARGIN`] below the new one's. Then the trial is over: products read one atomic flag.
+//!
+//! What it never does: wait for an event (a sample is read at a later product, once its end
+//! event has completed: `cuEventQuery`), allocate (its events are made by the background
+//! build's worker, [`Trial::prepare`]), time a product being captured into a graph (a
+//! captured product runs the form running at that instant, as before), or free a form (both
+//! stay until the matrix is destroyed or analyzed again, as every retired form does). A
+//! product on another thread that finds the trial's lock taken runs untimed.
+//! `TESSERA_TRIAL=0` turns it off (a heavy format that swaps in stays).
+#![forbid(unsafe_code)]
+
+use crate::backend::cuda::{self, Device, Event, Stream};
+use crate::error::Result;
+use crate::types::Algorithm;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Products timed on each side.
+pub(super) const SAMPLES: usize = 5;
+/// Products run untimed on a side before its timed ones (the first product after an exchange
+/// finds the other form's arrays in L2).
+pub(super) const WARM: usize = 1;
+/// The old form is kept only when its median time is this much below the new one's.
+pub(super) const MARGIN: f64 = 0.01;
+/// Event pairs: products timed and not read yet, at most.
+const SLOTS: usize = 2 * (SAMPLES + WARM);
+
+/// The form a product ran: the one swapped in, or the one it replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    New,
+    Old,
+}
+
+/// What the product path must do before its launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Nothing: run the running form.
+    Run,
+    /// Exchange the running form with the one it replaced, then run.
+    Exchange,
+}
+
+/// The trial's logic, without events: which side runs, which products are timed, and the
+/// verdict (tested on the host with made-up times).
+#[derive(Debug, Clone)]
+pub(super) struct Verdict {
+    /// The side that runs now.
+    running: Side,
+    /// Products launched on the running side since it started running.
+    launched: usize,
+    /// Timed products launched on each side (read or not).
+    timed: [usize; 2],
+    /// Milliseconds read, per side.
+    new: Vec<f64>,
+    old: Vec<f64>,
+    /// The side kept, once decided.
+    kept: Option<Side>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+impl Verdict {
+    pub(super) fn new() -> Self {
+        Verdict {
+            running: Side::New,
+            launched: 0,
+            timed: [0; 2],
+            new: Vec::new(),
+            old: Vec::new(),
+            kept: None,
+        }
+    }
+
+    fn index(s: Side) -> usize {
+        match s {
+            Side::New => 0,
+            Side::Old => 1,
+        }
+    }
+
+    /// A timed product of `side` took `ms`.
+    pub(super) fn sample(&mut self, side: Side, ms: f64) {
+        match side {
+            Side::New => self.new.push(ms),
+            Side::Old => self.old.push(ms),
+        }
+    }
+
+    /// The side kept, once the trial is over.
+    pub(super) fn kept(&self) -> Option<Side> {
+        self.kept
+    }
+
+    /// Before a product: whether to exchange the forms first (the caller reports a done
+    /// exchange through [`Verdict::exchanged`]).
+    pub(super) fn step(&self) -> Step {
+        let want = match (self.kept, self.running) {
+            // Decided: the kept side must be the running one.
+            (Some(k), r) => k != r,
+            // The new side has its samples: the old one's turn.
+            (None, Side::New) => self.new.len() >= SAMPLES,
+            // Both have them: decide (see `decide`).
+            (None, Side::Old) => false,
+        };
+        if want {
+            Step::Exchange
+        } else {
+            Step::Run
+        }
+    }
+
+    /// The forms were exchanged.
+    pub(super) fn exchanged(&mut self) {
+        self.running = match self.running {
+            Side::New => Side::Old,
+            Side::Old => Side::New,
+        };
+        self.launched = 0;
+    }
+
+    /// Decides once both sides have their samples; true when decided (now or before).
+    pub(super) fn decide(&mut self) -> bool {
+        if self.kept.is_none() && self.new.len() >= SAMPLES && self.old.len() >= SAMPLES {
+            let (n, o) = (median(&self.new), median(&self.old));
+            self.kept = Some(if o < n * (1.0 - MARGIN) {
+                Side::Old
+            } else {
+                Side::New
+            });
+        }
+        self.kept.is_some()
+    }
+
+    /// A product is launched on the running side: whether to time it.
+    pub(super) fn launch(&mut self) -> Option<Side> {
+        let side = self.running;
+        self.launched += 1;
+        let i = Self::index(side);
+        let time = self.kept.is_none() && self.launched > WARM && self.timed[i] < SAMPLES;
+        if time {
+            self.timed[i] += 1;
+        }
+        time.then_some(side)
+    }
+
+    /// Medians of both sides (ms), once decided.
+    pub(super) fn medians(&self) -> Option<(f64, f64)> {
+        self.kept.map(|_| (median(&self.new), median(&self.old)))
+    }
+
+    /// A timed product's sample was lost (its events failed): time another on that side.
+    fn lost(&mut self, side: Side) {
+        let i = Self::index(side);
+        self.timed[i] = self.timed[i].saturating_sub(1);
+    }
+}
+
+/// The trial's state while it runs.
+#[derive(Debug)]
+struct Running {
+    verdict: Verdict,
+    new: Algorithm,
+    old: Algorithm,
+    /// Event pairs not in use.
+    free: Vec<usize>,
+    /// Timed products not read yet: (event pair, side).
+    pending: Vec<(usize, Side)>,
+}
+
+/// A product being timed: its event pair and side.
+#[derive(Debug)]
+pub(super) struct Timing {
+    slot: usize,
+    side: Side,
+}
+
+/// A matrix's trial (one per analysis).
+#[derive(Debug, Default)]
+pub(super) struct Trial {
+    /// The event pairs, made by the background build's worker.
+    events: OnceLock<Vec<(Event, Event)>>,
+    /// True while a trial runs: the one thing a product reads otherwise.
+    active: AtomicBool,
+    state: Mutex<Option<Running>>,
+    /// What the trial found, for `info`.
+    note: OnceLock<String>,
+}
+
+/// True for the formats a trial times against the form they replace.
+pub(super) fn is_heavy(a: Algorithm) -> bool {
+    matches!(a, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
+}
+
+impl Trial {
+    /// Makes the trial's events (on the background build's worker, before its form is ready).
+    pub(super) fn prepare(&self, dev: &Arc<Device>) -> Result<()> {
+        if !crate::select::trial_enabled() || self.events.get().is_some() {
+            return Ok(());
+        }
+        let ev = (0..SLOTS)
+            .map(|_| Ok((Event::new(dev)?, Event::new(dev)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let _ = self.events.set(ev);
+        Ok(())
+    }
+
+    /// `new` swapped in for `old`: starts a trial when `new` is a heavy format and the events
+    /// are there.
+    pub(super) fn begin(&self, new: Algorithm, old: Algorithm) {
+        if !is_heavy(new) || new == old || self.events.get().is_none() {
+            return;
+        }
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.is_some() {
+            return;
+        }
+        *st = Some(Running {
+            verdict: Verdict::new(),
+            new,
+            old,
+            free: (0..SLOTS).rev().collect(),
+            pending: Vec::new(),
+        });
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// True while a trial runs.
+    pub(super) fn active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// What the trial found (for `info`), once over.
+    pub(super) fn note(&self) -> Option<&str> {
+        self.note.get().map(String::as_str)
+    }
+
+    /// Before a product's launch, with the running form not yet read: reads the samples that
+    /// have completed, exchanges the forms through `exchange` (true: done; it must not block)
+    /// when the trial asks for it, and says whether to time this product (its start event
+    /// recorded on `stream`). Never blocks; a product on another thread that holds the trial
+    /// runs untimed.
+    pub(super) fn before(
+        &self,
+        dev: &Device,
+        stream: Stream,
+        exchange: impl FnOnce() -> bool,
+    ) -> Option<Timing> {
+        if !self.active() {
+            return None;
+        }
+        let events = self.events.get()?;
+        let Ok(mut st) = self.state.try_lock() else {
+            return None;
+        };
+        let run = st.as_mut()?;
+        // Samples whose end event has completed.
+        let mut i = 0;
+        while i < run.pending.len() {
+            let (slot, side) = run.pending[i];
+            let (start, end) = &events[slot];
+            match end.is_done() {
+                Ok(false) => i += 1,
+                done => {
+                    match done.and_then(|_| end.elapsed_ms(start)) {
+                        Ok(ms) => run.verdict.sample(side, ms),
+                        Err(_) => run.verdict.lost(side),
+                    }
+                    run.pending.swap_remove(i);
+                    run.free.push(slot);
+                }
+            }
+        }
+        run.verdict.decide();
+        if run.verdict.step() == Step::Exchange && exchange() {
+            run.verdict.exchanged();
+        }
+        if let Some(kept) = run.verdict.kept() {
+            if kept == run.verdict.running {
+                let (n, o) = run.verdict.medians().unwrap_or((0.0, 0.0));
+                let (win, lose) = match kept {
+                    Side::New => (run.new, run.old),
+                    Side::Old => (run.old, run.new),
+                };
+                let _ = self.note.set(format!(
+                    "trial on this matrix's products: {} {n:.4} ms, {} {o:.4} ms (medians of {SAMPLES}): {win} kept over {lose}; ",
+                    run.new, run.old
+                ));
+                *st = None;
+                self.active.store(false, Ordering::Release);
+                return None;
+            }
+        }
+        // A product captured into a graph is not timed (its events would be graph nodes).
+        if cuda::is_capturing(dev, stream).unwrap_or(true) {
+            return None;
+        }
+        let side = run.verdict.launch()?;
+        let Some(slot) = run.free.pop() else {
+            run.verdict.lost(side);
+            return None;
+        };
+        if events[slot].0.record(stream).is_err() {
+            run.free.push(slot);
+            run.verdict.lost(side);
+            return None;
+        }
+        Some(Timing { slot, side })
+    }
+
+    /// After the timed product's launch: its end event, on the same stream.
+    pub(super) fn after(&self, t: Timing, stream: Stream, launched: bool) {
+        let Some(events) = self.events.get() else {
+            return;
+        };
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(run) = st.as_mut() else {
+            return;
+        };
+        if launched && events[t.slot].1.record(stream).is_ok() {
+            run.pending.push((t.slot, t.side));
+        } else {
+            run.free.push(t.slot);
+            run.verdict.lost(t.side);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a trial whose products take `new` and `old` ms (each read at once), returning the
+    /// side kept, the exchanges made and the products run.
+    fn run(new: f64, old: f64, exchange_fails_every: usize) -> (Side, usize, usize) {
+        let mut v = Verdict::new();
+        let (mut exchanges, mut products) = (0, 0);
+        while products < 1000 {
+            v.decide();
+            if v.kept() == Some(v.running) {
+                return (v.running, exchanges, products);
+            }
+            if v.step() == Step::Exchange {
+                // A contended exchange is left to the next product.
+                if exchange_fails_every == 0 || products % exchange_fails_every != 0 {
+                    v.exchanged();
+                    exchanges += 1;
+                }
+            }
+            products += 1;
+            if let Some(side) = v.launch() {
+                v.sample(side, if side == Side::New { new } else { old });
+            }
+        }
+        panic!("the trial never ended");
+    }
+
+    #[test]
+    fn a_faster_new_form_stays_after_one_round_trip() {
+        let (kept, exchanges, products) = run(0.08, 0.10, 0);
+        assert_eq!((kept, exchanges), (Side::New, 2));
+        // Each side's warm-up and samples, and the product that exchanges back (untimed).
+        assert_eq!(products, 2 * (SAMPLES + WARM) + 1);
+    }
+
+    #[test]
+    fn a_slower_new_form_is_exchanged_back_once() {
+        let (kept, exchanges, _) = run(0.12, 0.10, 0);
+        assert_eq!((kept, exchanges), (Side::Old, 1));
+    }
+
+    #[test]
+    fn the_old_form_must_win_by_the_margin() {
+        // 0.5% faster: within the margin, the new form stays.
+        assert_eq!(run(0.1005, 0.1, 0).0, Side::New);
+        assert_eq!(run(0.1020, 0.1, 0).0, Side::Old);
+    }
+
+    #[test]
+    fn contended_exchanges_are_retried() {
+        let (kept, exchanges, _) = run(0.12, 0.10, 2);
+        assert_eq!((kept, exchanges), (Side::Old, 1));
+        let (kept, exchanges, _) = run(0.08, 0.10, 3);
+        assert_eq!((kept, exchanges), (Side::New, 2));
+    }
+
+    #[test]
+    fn the_median_ignores_one_slow_sample() {
+        let mut v = Verdict::new();
+        for ms in [0.08, 0.5, 0.08, 0.08, 0.08] {
+            v.sample(Side::New, ms);
+        }
+        for _ in 0..SAMPLES {
+            v.sample(Side::Old, 0.1);
+        }
+        assert!(v.decide());
+        assert_eq!(v.kept(), Some(Side::New));
+        assert_eq!(v.medians(), Some((0.08, 0.1)));
+    }
+
+    #[test]
+    fn lost_samples_are_timed_again_and_warm_products_never() {
+        let mut v = Verdict::new();
+        assert_eq!(
+            v.launch(),
+            None,
+            "the first product after the swap is warm-up"
+        );
+        for _ in 0..SAMPLES {
+            assert_eq!(v.launch(), Some(Side::New));
+        }
+        assert_eq!(v.launch(), None, "enough in flight");
+        v.lost(Side::New);
+        assert_eq!(v.launch(), Some(Side::New));
+    }
+
+    #[test]
+    fn only_heavy_formats_are_tried() {
+        assert!(
+            is_heavy(Algorithm::Brc) && is_heavy(Algorithm::Tile) && is_heavy(Algorithm::Bccoo)
+        );
+        assert!(!is_heavy(Algorithm::Hola) && !is_heavy(Algorithm::CsrVector));
+    }
+}
