@@ -39,12 +39,13 @@
 // deterministic one is.
 //
 // Defines: none. B1, rep, the ELL width and the block size are launch arguments, so one module
-// serves every candidate the tuner tries.
+// serves every candidate the tuner tries; so is `stream` (brc_spmv, brc_ell): the matrix arrays
+// read with the streaming hint or plain loads (tessera_matrix_load).
 
 #define BRC_DUMMY 0xFFFFFFFFu
 #define BRC_SPLIT 0x80000000u
 
-template <typename T>
+template <typename T, bool STREAM>
 __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
                                          const uint2 *__restrict__ block_info,
                                          const unsigned *__restrict__ dest,
@@ -69,12 +70,14 @@ __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
         const unsigned width = info.y;
         unsigned e = info.x + r;
         T sum = T(0);
-        // Values and column ids are read once per product: streaming loads (evict-first), so
-        // they do not push x out of the caches (H100: powerlaw 0.153 -> 0.146 ms, emptyrows
-        // 0.171 -> 0.161 ms, circuit 0.065 -> 0.063 ms; stencils unchanged).
+        // Values and column ids are read once per product: streaming loads (evict-first) on a
+        // matrix larger than the L2, so they do not push x out of the caches (H100: powerlaw
+        // 0.153 -> 0.146 ms, emptyrows 0.171 -> 0.161 ms, circuit 0.065 -> 0.063 ms; stencils
+        // unchanged); plain ones on a smaller matrix (tessera_matrix_load).
 #pragma unroll 4
         for (unsigned j = 0; j < width; ++j, e += (unsigned)b1) {
-            sum += __ldcs(val + e) * tessera_ro_load(x + __ldcs(col + e));
+            sum += tessera_matrix_load<STREAM>(val + e) *
+                   tessera_ro_load(x + tessera_matrix_load<STREAM>(col + e));
         }
         const unsigned low = d & ~BRC_SPLIT;
         if ((d & BRC_SPLIT) == 0u) {
@@ -97,7 +100,7 @@ __device__ __forceinline__ void brc_scale_rows(int n, const unsigned *__restrict
     }
 }
 
-template <typename T>
+template <typename T, bool STREAM>
 __device__ __forceinline__ void brc_ell(int rows, int k, const int *__restrict__ col,
                                         const T *__restrict__ val, const T *__restrict__ x,
                                         T *__restrict__ y, T alpha, T beta) {
@@ -109,7 +112,9 @@ __device__ __forceinline__ void brc_ell(int rows, int k, const int *__restrict__
     unsigned e = (unsigned)i;
 #pragma unroll 4
     for (int j = 0; j < k; ++j, e += (unsigned)rows) {
-        sum += __ldcs(val + e) * tessera_ro_load(x + __ldcs(col + e)); // as in brc_spmv
+        // As in brc_spmv.
+        sum += tessera_matrix_load<STREAM>(val + e) *
+               tessera_ro_load(x + tessera_matrix_load<STREAM>(col + e));
     }
     y[i] = beta != T(0) ? alpha * sum + beta * y[i] : alpha * sum;
 }
@@ -205,9 +210,14 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
         long long block_rows, int b1, int rep, const uint2 *__restrict__ block_info,           \
         const unsigned *__restrict__ dest, const int *__restrict__ col,                        \
         const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y,                 \
-        T *__restrict__ partial, T alpha, T beta) {                                            \
-        brc_spmv<T>(block_rows, b1, rep, block_info, dest, col, val, x, y, partial, alpha,     \
-                    beta);                                                                     \
+        T *__restrict__ partial, T alpha, T beta, int stream) {                                \
+        if (stream) {                                                                          \
+            brc_spmv<T, true>(block_rows, b1, rep, block_info, dest, col, val, x, y, partial,  \
+                              alpha, beta);                                                    \
+        } else {                                                                               \
+            brc_spmv<T, false>(block_rows, b1, rep, block_info, dest, col, val, x, y, partial, \
+                               alpha, beta);                                                   \
+        }                                                                                      \
     }                                                                                          \
     extern "C" __global__ void brc_scale_rows_##S(int n, const unsigned *__restrict__ rows,    \
                                                   T *__restrict__ y, T beta) {                 \
@@ -215,8 +225,12 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
     }                                                                                          \
     extern "C" __global__ void brc_ell_##S(int rows, int k, const int *__restrict__ col,       \
                                            const T *__restrict__ val, const T *__restrict__ x, \
-                                           T *__restrict__ y, T alpha, T beta) {               \
-        brc_ell<T>(rows, k, col, val, x, y, alpha, beta);                                      \
+                                           T *__restrict__ y, T alpha, T beta, int stream) {   \
+        if (stream) {                                                                          \
+            brc_ell<T, true>(rows, k, col, val, x, y, alpha, beta);                            \
+        } else {                                                                               \
+            brc_ell<T, false>(rows, k, col, val, x, y, alpha, beta);                           \
+        }                                                                                      \
     }                                                                                          \
     extern "C" __global__ void brc_reduce_##S(                                                 \
         int n, const unsigned *__restrict__ rows, const unsigned *__restrict__ ptr,            \

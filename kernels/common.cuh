@@ -28,6 +28,20 @@ __device__ __forceinline__ T tessera_ro_load(const T *p) {
     return __ldg(p);
 }
 
+// The matrix arrays of a product (values, column ids), read once per product: with the
+// streaming hint (__ldcs, evict-first) when STREAM, so that a matrix larger than the L2 does not
+// push x out of it; through the read-only path (__ldg) otherwise, so that a matrix that fits in
+// the L2 stays there between products. The launch decides (Device::streams_past_l2: about 0.8
+// of the L2); BRC's and HOLA's entry points take it as their `stream` argument.
+template <bool STREAM, typename T>
+__device__ __forceinline__ T tessera_matrix_load(const T *p) {
+    if constexpr (STREAM) {
+        return __ldcs(p);
+    } else {
+        return __ldg(p);
+    }
+}
+
 // Instantiate M(type, suffix) for every value type tessera computes in.
 #define TESSERA_INSTANTIATE(M) M(float, f32) M(double, f64)
 

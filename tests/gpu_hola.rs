@@ -231,3 +231,31 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
     // No work of ours is left on the stream.
     common::gpu::destroy_stream(stream);
 }
+
+/// HOLA's and BRC's products read the matrix arrays with the streaming hint on matrices larger
+/// than the L2 and with plain loads on smaller ones (`Device::streams_past_l2`); both ways,
+/// forced on every matrix here, give the right product.
+#[test]
+fn hola_and_brc_are_right_with_the_matrix_arrays_read_either_way() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let mut matrices = edge_matrices();
+    matrices.push(tessera::io::load("gen:lap3d7:40").unwrap());
+    for on in [true, false] {
+        dev.force_stream_loads(Some(on));
+        assert_eq!(dev.streams_past_l2(0), on);
+        for (name, a) in &matrices {
+            for alg in [Algorithm::Hola, Algorithm::Brc] {
+                check_method(
+                    &h,
+                    &format!("{name}, streaming loads {on}"),
+                    a,
+                    alg,
+                    Tuning::None,
+                );
+            }
+        }
+    }
+    dev.force_stream_loads(None);
+    assert!(!dev.streams_past_l2(1 << 20) && dev.streams_past_l2(usize::MAX / 2));
+}

@@ -20,6 +20,9 @@ pub struct Device {
     pub(super) ctx: sys::CUcontext,
     name: String,
     sm_count: u32,
+    l2_bytes: usize,
+    /// [`Device::streams_past_l2`] forced (tests): 0 by size, 1 always, 2 never.
+    stream_loads: std::sync::atomic::AtomicU8,
     cc: (i32, i32),
     max_grid_x: u32,
     max_block: u32,
@@ -112,6 +115,10 @@ impl Drop for CtxGuard {
     }
 }
 
+/// The share of the L2 a matrix's arrays may take and still be read with plain loads
+/// ([`Device::streams_past_l2`]).
+const L2_SHARE: f64 = 0.8;
+
 fn attribute(cu: sys::CUdevice, a: sys::CUdevice_attribute) -> Result<i32> {
     let mut v = 0;
     // SAFETY: cu is a valid device from cuDeviceGet; v is a valid out-pointer.
@@ -171,6 +178,7 @@ impl Device {
             .map_err(|e| driver_error(e, "cuDeviceGetName"))?;
         use sys::CUdevice_attribute as A;
         let sm_count = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let l2_bytes = attribute(cu, A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
         let cc = (
             attribute(cu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
             attribute(cu, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
@@ -195,6 +203,8 @@ impl Device {
             ctx,
             name,
             sm_count,
+            l2_bytes,
+            stream_loads: std::sync::atomic::AtomicU8::new(0),
             cc,
             max_grid_x,
             max_block,
@@ -247,6 +257,42 @@ impl Device {
     /// Streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    /// The L2 cache's size in bytes (50 MB on an H100).
+    pub fn l2_bytes(&self) -> usize {
+        self.l2_bytes
+    }
+
+    /// Whether a product that reads `bytes` of matrix arrays should read them with the
+    /// streaming hint (`__ldcs`, evict-first; the kernels' `stream` argument): when they do not
+    /// fit in [`L2_SHARE`] of the L2. Evict-first keeps x in L2 while a large matrix streams
+    /// past it, but it also keeps a matrix that would fit from staying there between products.
+    /// Measured on the H100 (session 17's run D, BRC and HOLA, per product, `__ldcs` against
+    /// `__ldg`): 3D Laplacian 64³ in f64 (22 MB of arrays) 10.3 against 6.3 µs, 27-point
+    /// stencil 48³ in f32 (23 MB) 12.6 against 6.5, uniform rows 2·10^5 x 16 in f64 (38 MB)
+    /// 30.0 against 29.4; but power-law 2^18 in f64 (50 MB) 35.6 against 36.9, 3D Laplacian
+    /// 100³ (83 MB) 33.1 against 37.2, HOLA on the 27-point stencil 100³ (318 MB) 124.7
+    /// against 136.9.
+    pub fn streams_past_l2(&self, bytes: usize) -> bool {
+        match self.stream_loads.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => true,
+            2 => false,
+            _ => bytes as f64 > L2_SHARE * self.l2_bytes as f64,
+        }
+    }
+
+    /// Forces [`Device::streams_past_l2`]'s answer for every matrix on this device (`None`: by
+    /// size again), for tests that run both ways of reading the matrix arrays.
+    #[doc(hidden)]
+    pub fn force_stream_loads(&self, on: Option<bool>) {
+        let v = match on {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        };
+        self.stream_loads
+            .store(v, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Compute capability (major, minor).

@@ -211,6 +211,8 @@ impl OnDevice {
     ) -> Result<()> {
         let sz = std::mem::size_of::<T>() as u64;
         let (vals, col) = (self.values.addr(), self.col.addr());
+        // Evict-first loads for a format larger than the L2, plain ones for a smaller one.
+        let hint = dev.streams_past_l2(self.values.bytes() + self.col.bytes()) as i32;
         if self.ell_width > 0 {
             let args = KernelArgs::new()
                 .push(self.rows as i32)
@@ -220,10 +222,12 @@ impl OnDevice {
                 .push(x)
                 .push(y)
                 .push(alpha)
-                .push(beta);
+                .push(beta)
+                .push(hint);
             // SAFETY: brc_ell_<T>(int rows, int k, const int* col, const T* val, const T* x,
-            // T* y, T alpha, T beta): col/val hold rows*k ELL slots first (format.rs); x holds
-            // cols and y rows values (checked by the caller); one thread per row.
+            // T* y, T alpha, T beta, int stream): col/val hold rows*k ELL slots first
+            // (format.rs); x holds cols and y rows values (checked by the caller); one thread
+            // per row.
             unsafe {
                 launch(
                     dev,
@@ -272,10 +276,11 @@ impl OnDevice {
                 .push(y)
                 .push(partial)
                 .push(alpha)
-                .push(beta);
+                .push(beta)
+                .push(hint);
             // SAFETY: brc_spmv_<T>(long long block_rows, int b1, int rep, const uint2*
             // block_info, const unsigned* dest, const int* col, const T* val, const T* x, T* y,
-            // T* partial, T alpha, T beta): block_info has block_rows/b1 entries whose slots lie
+            // T* partial, T alpha, T beta, int stream): block_info has block_rows/b1 entries whose slots lie
             // in the BRC part (col/val past the ELL slots); dest has block_rows entries naming
             // rows < rows or partial indices < partial_len (partial allocated here when
             // deterministic, NULL otherwise); x/y checked by the caller.
