@@ -32,7 +32,9 @@ __device__ __forceinline__ T tessera_ro_load(const T *p) {
 // streaming hint (__ldcs, evict-first) when STREAM, so that a matrix larger than the L2 does not
 // push x out of it; through the read-only path (__ldg) otherwise, so that a matrix that fits in
 // the L2 stays there between products. The launch decides (Device::streams_past_l2: about 0.8
-// of the L2); BRC's and HOLA's entry points take it as their `stream` argument.
+// of the L2); BRC's entry points take it as their `stream` argument. HOLA reads with the hint
+// on every matrix: plain loads made it 4-6% slower on matrices of 22-38 MB and 14% on the
+// dense 2000² in f32 (32 MB; H100, session 17's runs D and F), where BRC gained up to 1.9x.
 template <bool STREAM, typename T>
 __device__ __forceinline__ T tessera_matrix_load(const T *p) {
     if constexpr (STREAM) {

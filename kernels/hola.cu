@@ -65,11 +65,9 @@
 // gives each thread its own NPT consecutive entries. The last block (fewer than NPB non-zeros)
 // loads element by element with bounds checks. The x gathers are issued before the row
 // assignment of Alg. 4 (the paper's order is the reverse), so they overlap it. Values and
-// column ids of a matrix larger than the L2 are read with the streaming hint (__ldcs,
-// evict-first): each warp reads whole 128-byte lines that no other warp needs, and keeping
-// them out of L2 leaves room for x. Measured on an H100 (notes/hola.md): stencil27 0.136 ->
-// 0.124 ms, circuit 0.054 -> 0.052. A smaller matrix is read with plain loads, so it stays in
-// the L2 between products (the `stream` argument, tessera_matrix_load).
+// column ids are read with the streaming hint (__ldcs, evict-first): each warp reads whole
+// 128-byte lines that no other warp needs, and keeping them out of L2 leaves room for x.
+// Measured on an H100 (notes/hola.md): stencil27 0.136 -> 0.124 ms, circuit 0.054 -> 0.052.
 //
 // Empty rows (§3.3): a warp whose threads must step over empty rows after a row end is flagged;
 // flagged warps look the next non-empty row up in row_ptr instead of adding 1. Empty rows get
@@ -160,23 +158,20 @@ __device__ __forceinline__ void hola_prescale(int nblocks, const int *__restrict
 // ---------------------------------------------------------------------------------------------
 // Loading helpers.
 
-template <bool STREAM>
 __device__ __forceinline__ void hola_vload(const double *p, double *o) {
-    const double2 v = tessera_matrix_load<STREAM>(reinterpret_cast<const double2 *>(p));
+    const double2 v = __ldcs(reinterpret_cast<const double2 *>(p));
     o[0] = v.x;
     o[1] = v.y;
 }
-template <bool STREAM>
 __device__ __forceinline__ void hola_vload(const float *p, float *o) {
-    const float4 v = tessera_matrix_load<STREAM>(reinterpret_cast<const float4 *>(p));
+    const float4 v = __ldcs(reinterpret_cast<const float4 *>(p));
     o[0] = v.x;
     o[1] = v.y;
     o[2] = v.z;
     o[3] = v.w;
 }
-template <bool STREAM>
 __device__ __forceinline__ void hola_vload(const int *p, int *o) {
-    const int4 v = tessera_matrix_load<STREAM>(reinterpret_cast<const int4 *>(p));
+    const int4 v = __ldcs(reinterpret_cast<const int4 *>(p));
     o[0] = v.x;
     o[1] = v.y;
     o[2] = v.z;
@@ -243,8 +238,8 @@ template <> struct HolaVecWidth<float> { static const int N = 4; };
 // Thread tid's NPT column ids and values of the block starting at non-zero bs (bn of them).
 // Full blocks: coalesced vector loads + transpose; the last, partial block: guarded scalar
 // loads, padding entries are column 0 with value 0.
-template <typename T, bool STREAM>
-__device__ __forceinline__ void hola_load_as(long long bs, int bn, int tid,
+template <typename T>
+__device__ __forceinline__ void hola_load(long long bs, int bn, int tid,
                                           const int *__restrict__ col_ind,
                                           const T *__restrict__ values, int (&col)[NPT],
                                           T (&val)[NPT]) {
@@ -254,11 +249,11 @@ __device__ __forceinline__ void hola_load_as(long long bs, int bn, int tid,
         const long long warp_off = bs + (long long)(tid >> 5) * 32 * NPT;
 #pragma unroll
         for (int i = 0; i < NPT / VV; ++i) {
-            hola_vload<STREAM>(values + warp_off + VV * (lane + 32 * i), val + i * VV);
+            hola_vload(values + warp_off + VV * (lane + 32 * i), val + i * VV);
         }
 #pragma unroll
         for (int i = 0; i < NPT / 4; ++i) {
-            hola_vload<STREAM>(col_ind + warp_off + 4 * (lane + 32 * i), col + i * 4);
+            hola_vload(col_ind + warp_off + 4 * (lane + 32 * i), col + i * 4);
         }
         hola_warp_transpose<VV>(val, lane);
         hola_warp_transpose<4>(col, lane);
@@ -267,23 +262,9 @@ __device__ __forceinline__ void hola_load_as(long long bs, int bn, int tid,
 #pragma unroll
         for (int j = 0; j < NPT; ++j) {
             const bool in = j + tid * NPT < bn;
-            col[j] = in ? tessera_matrix_load<STREAM>(col_ind + p0 + j) : 0;
-            val[j] = in ? tessera_matrix_load<STREAM>(values + p0 + j) : T(0);
+            col[j] = in ? __ldcs(col_ind + p0 + j) : 0;
+            val[j] = in ? __ldcs(values + p0 + j) : T(0);
         }
-    }
-}
-
-// hola_load_as with the matrix arrays read as `stream` says (uniform across the grid; the
-// product's shared arrays are declared once, outside the two instantiations).
-template <typename T>
-__device__ __forceinline__ void hola_load(long long bs, int bn, int tid, bool stream,
-                                          const int *__restrict__ col_ind,
-                                          const T *__restrict__ values, int (&col)[NPT],
-                                          T (&val)[NPT]) {
-    if (stream) {
-        hola_load_as<T, true>(bs, bn, tid, col_ind, values, col, val);
-    } else {
-        hola_load_as<T, false>(bs, bn, tid, col_ind, values, col, val);
     }
 }
 
@@ -559,7 +540,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
                                           const T *__restrict__ values,
                                           const int *__restrict__ starts,
                                           const T *__restrict__ x, T *y, T alpha, T beta,
-                                          T *carry, int *count, bool stream) {
+                                          T *carry, int *count) {
     __shared__ int s_row[THREADS];
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
@@ -571,7 +552,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     const HolaBlock k = hola_block<OWN>(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT], xs[NPT], prod[NPT];
-    hola_load<T>(k.bs, k.bn, tid, stream, col_ind, values, col, val);
+    hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
     hola_gather<T>(col, x, xs);
     const T tail = OWN ? hola_tail<T>(k, col_ind, values, x) : T(0);
 
@@ -767,7 +748,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     const HolaBlock k = hola_block<false>(nnz, nblocks, row_ptr, starts);
     int col[NPT];
     T val[NPT];
-    hola_load<T>(k.bs, k.bn, tid, true, col_ind, values, col, val);
+    hola_load<T>(k.bs, k.bn, tid, col_ind, values, col, val);
     const long long p0 = k.bs + (long long)tid * NPT;
     const long long pend = k.bs + k.bn;
     // Scale each value by alpha*x[row of the value] (lines 9-14).
@@ -830,17 +811,15 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     }
 }
 
-// One product entry point: hola_spmv<T, CARRY, OWN> behind the gate, `stream` choosing
-// how the matrix arrays are read (tessera_matrix_load).
+// One product entry point: hola_spmv<T, CARRY, OWN> behind the gate.
 #define HOLA_SPMV_ENTRY(T, NAME, CARRY, OWN)                                                   \
     extern "C" __global__ void __launch_bounds__(THREADS) NAME(                                \
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
-        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n,   \
-        int stream) {                                                                          \
+        T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
         if (tessera_gated(gate, n, y)) return;                                                 \
         hola_spmv<T, CARRY, OWN>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,   \
-                                 beta, carry, count, stream != 0);                             \
+                                 beta, carry, count);                                          \
     }
 
 #define HOLA_ENTRY(T, S)                                                                       \

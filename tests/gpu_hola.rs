@@ -232,11 +232,11 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
     common::gpu::destroy_stream(stream);
 }
 
-/// HOLA's and BRC's products read the matrix arrays with the streaming hint on matrices larger
-/// than the L2 and with plain loads on smaller ones (`Device::streams_past_l2`); both ways,
-/// forced on every matrix here, give the right product.
+/// BRC's products read the matrix arrays with the streaming hint on matrices larger than the
+/// L2 and with plain loads on smaller ones (`Device::streams_past_l2`); both ways, forced on
+/// every matrix here, give the right product (HOLA, which always streams, beside it).
 #[test]
-fn hola_and_brc_are_right_with_the_matrix_arrays_read_either_way() {
+fn brc_is_right_with_the_matrix_arrays_read_either_way() {
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let mut matrices = edge_matrices();

@@ -265,15 +265,14 @@ impl Device {
     }
 
     /// Whether a product that reads `bytes` of matrix arrays should read them with the
-    /// streaming hint (`__ldcs`, evict-first; the kernels' `stream` argument): when they do not
-    /// fit in [`L2_SHARE`] of the L2. Evict-first keeps x in L2 while a large matrix streams
-    /// past it, but it also keeps a matrix that would fit from staying there between products.
-    /// Measured on the H100 (session 17's run D, BRC and HOLA, per product, `__ldcs` against
-    /// `__ldg`): 3D Laplacian 64³ in f64 (22 MB of arrays) 10.3 against 6.3 µs, 27-point
-    /// stencil 48³ in f32 (23 MB) 12.6 against 6.5, uniform rows 2·10^5 x 16 in f64 (38 MB)
-    /// 30.0 against 29.4; but power-law 2^18 in f64 (50 MB) 35.6 against 36.9, 3D Laplacian
-    /// 100³ (83 MB) 33.1 against 37.2, HOLA on the 27-point stencil 100³ (318 MB) 124.7
-    /// against 136.9.
+    /// streaming hint (`__ldcs`, evict-first; BRC's kernels' `stream` argument): when they do
+    /// not fit in [`L2_SHARE`] of the L2. Evict-first keeps x in L2 while a large matrix
+    /// streams past it, but it also keeps a matrix that would fit from staying there between
+    /// products. Measured on the H100 (session 17's run D, AUTO's BRC per product, `__ldcs`
+    /// against `__ldg`): 3D Laplacian 64³ in f64 (22 MB of arrays) 10.3 against 6.3 µs,
+    /// 27-point stencil 48³ in f32 (23 MB) 12.6 against 6.5, uniform rows 2·10^5 x 16 in f64
+    /// (38 MB) 30.0 against 29.4; but power-law 2^18 in f64 (50 MB) 35.6 against 36.9 and the
+    /// 3D Laplacian 100³ (83 MB) 33.1 against 37.2.
     pub fn streams_past_l2(&self, bytes: usize) -> bool {
         match self.stream_loads.load(std::sync::atomic::Ordering::Relaxed) {
             1 => true,

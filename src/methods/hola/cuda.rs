@@ -404,16 +404,10 @@ impl OnDevice {
             .push(carry)
             .push(count)
             .push(self.gate)
-            .push(csr.rows() as i32)
-            // Evict-first loads for arrays larger than the L2, plain ones for smaller ones.
-            .push(
-                csr.device()
-                    .streams_past_l2(csr.nnz() * (std::mem::size_of::<T>() + 4))
-                    as i32,
-            );
+            .push(csr.rows() as i32);
         // SAFETY: hola_spmv[_carry]_<T>(int nnz, int nblocks, const int* row_ptr,
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
-        // T beta, T* carry, int* count, const unsigned* gate, int n, int stream): with the gate shut
+        // T beta, T* carry, int* count, const unsigned* gate, int n): with the gate shut
         // (malformed arrays) the kernel only fills y[0, n = rows) with NaN; otherwise the CSR
         // arrays are sound and starts ours (built for
         // this NPB, with starts[nblocks] = rows); in carry mode carry holds 2*nblocks values and
