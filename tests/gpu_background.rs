@@ -13,36 +13,14 @@ mod common;
 use common::background::{new_values, wait_until_built};
 
 use common::gpu::{
-    capture, destroy_stream, gpu, launch, new_stream, queued_products_on_streams, whole_device,
+    capture, checked_product as product, destroy_stream, gpu, launch, new_stream,
+    queued_products_on_streams, whole_device,
 };
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use std::sync::mpsc;
 use tessera::backend::cuda::{DeviceVec, Stream};
 use tessera::{Algorithm, BackgroundStatus, Csr, Handle, Matrix, Operation, Scalar, Tuning};
-
-/// y = 1.5 A x - 0.5 y0 on the handle's stream, checked against the f64 product of `a`.
-fn product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed: u64) {
-    let dev = h.cuda().unwrap();
-    let x: Vec<T> = x_for(a.cols(), seed).into_iter().map(T::from_f64).collect();
-    let y0: Vec<T> = x_for(a.rows(), seed + 1)
-        .into_iter()
-        .map(T::from_f64)
-        .collect();
-    let dx = DeviceVec::from_slice(dev, &x).unwrap();
-    let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-    m.spmv_device(
-        h,
-        Operation::NonTranspose,
-        T::from_f64(1.5),
-        dx.addr(),
-        T::from_f64(-0.5),
-        dy.addr(),
-    )
-    .unwrap();
-    let y = dy.to_vec(h.cuda_stream()).unwrap();
-    assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
-}
 
 /// Every stage of a gated swap from `now` to `later`, on two streams, with graphs.
 fn stages<T: Scalar>(spec: &str, now: Algorithm, later: Algorithm) {

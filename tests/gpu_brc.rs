@@ -338,20 +338,7 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
         assert_eq!(slot, f.value_slot, "{spec}: value map");
         // The product matches the f64 one; AUTO on a device-only matrix runs BRC at once.
         check_method(&h, spec, &a, Algorithm::Brc, Tuning::None);
-        let mut auto = Matrix::new_via(
-            &h,
-            tessera::CsrParts {
-                rows: a.rows() as i64,
-                cols: a.cols() as i64,
-                nnz: a.nnz() as i64,
-                row_ptr: tessera::Indices::I32(a.row_ptr()),
-                col_ind: tessera::Indices::I32(a.col_ind()),
-                values: a.values(),
-                base: tessera::IndexBase::Zero,
-            },
-            tessera::CreatePath::Device,
-        )
-        .unwrap();
+        let mut auto = common::gpu::device_matrix(&h, &a);
         auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
         if tessera::select::heuristic(&stats, false, dev.sm_count()) == Algorithm::Brc {
             // Built by the worker, on the device, while CSR_VECTOR runs (after its products;

@@ -17,7 +17,10 @@
 
 mod common;
 
-use common::gpu::{capture, destroy_stream, gpu, launch, new_stream, whole_device, DeviceArrays};
+use common::gpu::{
+    capture, checked_product as product, destroy_stream, gpu, launch, new_stream, whole_device,
+    DeviceArrays,
+};
 
 type Arrays = DeviceArrays<f64>;
 use common::products::{assert_product, x_for};
@@ -40,19 +43,6 @@ impl Drop for Held {
     fn drop(&mut self) {
         hold_checks(false);
     }
-}
-
-/// y = 1.5 A x - 0.5 y0 on the handle's stream, checked against `a`.
-fn product(h: &Handle, m: &Matrix<f64>, a: &Csr<f64>, what: &str, seed: u64) {
-    let dev = h.cuda().unwrap();
-    let x = x_for(a.cols(), seed);
-    let y0 = x_for(a.rows(), seed + 1);
-    let dx = DeviceVec::from_slice(dev, &x).unwrap();
-    let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-    m.spmv_device(h, Operation::NonTranspose, 1.5, dx.addr(), -0.5, dy.addr())
-        .unwrap();
-    let y = dy.to_vec(h.cuda_stream()).unwrap();
-    assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
 }
 
 /// AUTO's method for `a` from a create that waits for its check, once its background build

@@ -8,24 +8,14 @@
 
 mod common;
 
-use common::gpu::{capture, destroy_stream, gpu, launch, new_stream, whole_device};
+use common::gpu::{
+    capture, checked_product as product, destroy_stream, device_matrix, gpu, launch, new_stream,
+    whole_device,
+};
 use common::products::{assert_product, x_for};
 use cudarc::driver::sys;
 use tessera::backend::cuda::{DeviceVec, Stream};
 use tessera::{Algorithm, BackgroundStatus, Csr, Handle, Matrix, Operation, Tuning};
-
-/// y = 1.5 A x - 0.5 y0 on the handle's stream, checked against the f64 product of `a`.
-fn product(h: &Handle, m: &Matrix<f64>, a: &Csr<f64>, what: &str, seed: u64) {
-    let dev = h.cuda().unwrap();
-    let x = x_for(a.cols(), seed);
-    let y0 = x_for(a.rows(), seed + 1);
-    let dx = DeviceVec::from_slice(dev, &x).unwrap();
-    let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-    m.spmv_device(h, Operation::NonTranspose, 1.5, dx.addr(), -0.5, dy.addr())
-        .unwrap();
-    let y = dy.to_vec(h.cuda_stream()).unwrap();
-    assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
-}
 
 /// Runs checked products (alternating two streams) until the trial is over; returns how many.
 fn products_until_settled(
@@ -198,20 +188,7 @@ fn auto_tries_brc_on_large_even_rows_longer_than_its_rule() {
         tessera::select::trial_candidate(&stats),
         Some(Algorithm::Brc)
     );
-    let mut m = Matrix::new_via(
-        &h,
-        tessera::CsrParts {
-            rows: a.rows() as i64,
-            cols: a.cols() as i64,
-            nnz: a.nnz() as i64,
-            row_ptr: tessera::Indices::I32(a.row_ptr()),
-            col_ind: tessera::Indices::I32(a.col_ind()),
-            values: a.values(),
-            base: tessera::IndexBase::Zero,
-        },
-        tessera::CreatePath::Device,
-    )
-    .unwrap();
+    let mut m = device_matrix(&h, &a);
     m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
     let info = m.info();
     if !tessera::select::spare_core() {

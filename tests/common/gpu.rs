@@ -205,3 +205,44 @@ impl<T: Scalar> DeviceArrays<T> {
         }
     }
 }
+
+/// y = 1.5 A x - 0.5 y0 on the handle's stream, checked against the f64 product of `a`.
+pub fn checked_product<T: Scalar>(h: &Handle, m: &Matrix<T>, a: &Csr<f64>, what: &str, seed: u64) {
+    let dev = h.cuda().unwrap();
+    let x: Vec<T> = x_for(a.cols(), seed).into_iter().map(T::from_f64).collect();
+    let y0: Vec<T> = x_for(a.rows(), seed + 1)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let dx = DeviceVec::from_slice(dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+    m.spmv_device(
+        h,
+        Operation::NonTranspose,
+        T::from_f64(1.5),
+        dx.addr(),
+        T::from_f64(-0.5),
+        dy.addr(),
+    )
+    .unwrap();
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    assert_product(what, a, Operation::NonTranspose, 1.5, &x, -0.5, &y0, &y);
+}
+
+/// A matrix made on the device from `a`'s arrays (`CreatePath::Device`: no host copy kept).
+pub fn device_matrix(h: &Handle, a: &Csr<f64>) -> Matrix<f64> {
+    Matrix::new_via(
+        h,
+        tessera::CsrParts {
+            rows: a.rows() as i64,
+            cols: a.cols() as i64,
+            nnz: a.nnz() as i64,
+            row_ptr: tessera::Indices::I32(a.row_ptr()),
+            col_ind: tessera::Indices::I32(a.col_ind()),
+            values: a.values(),
+            base: IndexBase::Zero,
+        },
+        tessera::CreatePath::Device,
+    )
+    .unwrap()
+}
