@@ -145,13 +145,19 @@ pub fn background_plan(
         return None;
     }
     let later = heuristic(stats, deterministic, sm);
-    if matches!(later, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo) {
+    if has_own_format(later) {
         return Some((over_csr(stats, sm), later));
     }
     let tried = (trial && trial_enabled() && !deterministic)
         .then(|| trial_candidate(stats))
         .flatten();
     tried.map(|t| (later, t))
+}
+
+/// True for the methods with a format of their own (BRC, TILE, BCCOO), which AUTO builds in
+/// the background and times against the method they replace (`matrix/trial.rs`).
+pub fn has_own_format(a: Algorithm) -> bool {
+    matches!(a, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
 }
 
 /// A heavy format worth trying on the caller's products where [`heuristic`] keeps a method over
@@ -175,15 +181,18 @@ pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
 /// formats are not built. Read once per process.
 pub fn trial_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        !matches!(
-            std::env::var("TESSERA_TRIAL")
-                .unwrap_or_default()
-                .to_ascii_lowercase()
-                .as_str(),
-            "0" | "off" | "false" | "no"
-        )
-    })
+    *ON.get_or_init(|| !switched_off("TESSERA_TRIAL"))
+}
+
+/// True when the environment variable `name` is `0`, `off`, `false` or `no` (any case).
+fn switched_off(name: &str) -> bool {
+    matches!(
+        std::env::var(name)
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str(),
+        "0" | "off" | "false" | "no"
+    )
 }
 
 /// True when this process may use more than one core (`available_parallelism`, which follows
@@ -202,13 +211,7 @@ pub fn spare_core() -> bool {
 
 /// False when `TESSERA_BACKGROUND_BUILD` is `0` (or `off`, `false`, `no`).
 pub fn background_enabled() -> bool {
-    !matches!(
-        std::env::var("TESSERA_BACKGROUND_BUILD")
-            .unwrap_or_default()
-            .to_ascii_lowercase()
-            .as_str(),
-        "0" | "off" | "false" | "no"
-    )
+    !switched_off("TESSERA_BACKGROUND_BUILD")
 }
 
 /// How many times a device product moves a byte while the background build moves one over
@@ -482,6 +485,13 @@ mod tests {
                 .filter(|_| background_enabled()),
             background_enabled().then_some((Algorithm::Hola, Algorithm::Bccoo))
         );
+    }
+
+    #[test]
+    fn only_formats_of_their_own_are_tried() {
+        assert!(has_own_format(Algorithm::Brc));
+        assert!(has_own_format(Algorithm::Tile) && has_own_format(Algorithm::Bccoo));
+        assert!(!has_own_format(Algorithm::Hola) && !has_own_format(Algorithm::CsrVector));
     }
 
     #[test]

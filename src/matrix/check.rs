@@ -133,9 +133,9 @@ fn provisional_params(s: &RowStats) -> hola_params::Params {
 /// products (none with one core: analyze would build BRC's device form at once, which a
 /// product does not).
 fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Option<(Algorithm, u64)>) {
-    let trial = select::spare_core();
-    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, trial) {
-        Some((now, later)) if select::spare_core() => {
+    let spare = select::spare_core();
+    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, spare) {
+        Some((now, later)) if spare => {
             let from = if methods::needs_host_csr(later, Tuning::None, stats) {
                 select::BuildFrom::Download
             } else {

@@ -42,7 +42,8 @@ impl<T: Scalar> Matrix<T> {
         type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
         let present = self.csr.clone();
         let sm = dev.sm_count();
-        let trial = trial.clone();
+        // Only a format of its own is tried against the method it replaces.
+        let trial = crate::select::has_own_format(target).then(|| trial.clone());
         // A format that builds on the device from the device CSR (BRC's ELL form of even
         // rows) of a matrix kept there: nothing to fetch.
         let on_device = present.is_none() && !methods::needs_host_csr(target, Tuning::None, &stats);
@@ -89,7 +90,9 @@ impl<T: Scalar> Matrix<T> {
                 };
                 own.synchronize()?;
                 // The events of the trial this form gets when it swaps in (without them, none).
-                let _ = trial.prepare(&dev);
+                if let Some(t) = &trial {
+                    let _ = t.prepare(&dev);
+                }
                 Ok(method)
             },
         };

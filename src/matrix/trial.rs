@@ -23,6 +23,7 @@
 
 use crate::backend::cuda::{self, Device, Event, Stream};
 use crate::error::Result;
+use crate::select;
 use crate::types::Algorithm;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -214,15 +215,10 @@ pub(super) struct Trial {
     note: OnceLock<String>,
 }
 
-/// True for the formats a trial times against the form they replace.
-pub(super) fn is_heavy(a: Algorithm) -> bool {
-    matches!(a, Algorithm::Brc | Algorithm::Tile | Algorithm::Bccoo)
-}
-
 impl Trial {
     /// Makes the trial's events (on the background build's worker, before its form is ready).
     pub(super) fn prepare(&self, dev: &Arc<Device>) -> Result<()> {
-        if !crate::select::trial_enabled() || self.events.get().is_some() {
+        if !select::trial_enabled() || self.events.get().is_some() {
             return Ok(());
         }
         let ev = (0..SLOTS)
@@ -235,7 +231,7 @@ impl Trial {
     /// `new` swapped in for `old`: starts a trial when `new` is a heavy format and the events
     /// are there.
     pub(super) fn begin(&self, new: Algorithm, old: Algorithm) {
-        if !is_heavy(new) || new == old || self.events.get().is_none() {
+        if !select::has_own_format(new) || new == old || self.events.get().is_none() {
             return;
         }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -448,13 +444,5 @@ mod tests {
         assert_eq!(v.launch(), None, "enough in flight");
         v.lost(Side::New);
         assert_eq!(v.launch(), Some(Side::New));
-    }
-
-    #[test]
-    fn only_heavy_formats_are_tried() {
-        assert!(
-            is_heavy(Algorithm::Brc) && is_heavy(Algorithm::Tile) && is_heavy(Algorithm::Bccoo)
-        );
-        assert!(!is_heavy(Algorithm::Hola) && !is_heavy(Algorithm::CsrVector));
     }
 }

@@ -20,6 +20,7 @@ pub struct Device {
     pub(super) ctx: sys::CUcontext,
     name: String,
     sm_count: u32,
+    /// The L2 cache's size in bytes (50 MB on an H100).
     l2_bytes: usize,
     /// [`Device::streams_past_l2`] forced (tests): 0 by size, 1 always, 2 never.
     stream_loads: std::sync::atomic::AtomicU8,
@@ -257,11 +258,6 @@ impl Device {
     /// Streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
-    }
-
-    /// The L2 cache's size in bytes (50 MB on an H100).
-    pub fn l2_bytes(&self) -> usize {
-        self.l2_bytes
     }
 
     /// Whether a product that reads `bytes` of matrix arrays should read them with the
