@@ -175,39 +175,15 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
         let y0 = common::products::x_for(a.rows(), 9);
         let mut dx = DeviceVec::from_slice(&dev, &common::products::x_for(a.cols(), 1)).unwrap();
         let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
-        // SAFETY: the stream is ours and idle; the graph is destroyed below.
-        let exec = unsafe {
-            assert_eq!(
-                sys::cuStreamBeginCapture_v2(
-                    stream,
-                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
-                ),
-                sys::CUresult::CUDA_SUCCESS
-            );
+        let exec = common::gpu::capture(stream, || {
             m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
-                .unwrap();
-            let mut graph = std::ptr::null_mut();
-            assert_eq!(
-                sys::cuStreamEndCapture(stream, &mut graph),
-                sys::CUresult::CUDA_SUCCESS
-            );
-            let mut exec = std::ptr::null_mut();
-            assert_eq!(
-                sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0),
-                sys::CUresult::CUDA_SUCCESS
-            );
-            sys::cuGraphDestroy(graph);
-            exec
-        };
+                .unwrap()
+        });
         let mut want_y = y0.clone();
         for round in 0..3 {
             let x: Vec<f64> = common::products::x_for(a.cols(), 100 + round);
             dx.copy_from(&x).unwrap();
-            // SAFETY: a live graph exec and stream.
-            assert_eq!(
-                unsafe { sys::cuGraphLaunch(exec, stream) },
-                sys::CUresult::CUDA_SUCCESS
-            );
+            common::gpu::launch(exec, stream);
             let y = dy.to_vec(h.cuda_stream()).unwrap();
             common::products::assert_product(
                 &format!("{name} ({params}) graph replay {round}"),
@@ -237,6 +213,7 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
 /// every matrix here, give the right product (HOLA, which always streams, beside it).
 #[test]
 fn brc_is_right_with_the_matrix_arrays_read_either_way() {
+    let _device = common::gpu::shared_device();
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let mut matrices = edge_matrices();
