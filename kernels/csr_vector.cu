@@ -139,3 +139,154 @@ __device__ __forceinline__ void csr_vector_spmv(int rows, const I *__restrict__ 
                                       repeat);                                                 \
     }
 TESSERA_INSTANTIATE(CSR_VECTOR_ENTRY)
+
+// ---- Vertical slices with x staged in shared memory (CSR_VECTOR's sliced mode) ----
+//
+// For long rows over many columns (linear programs: a few thousand rows of thousands of
+// entries each, over a million columns) every entry's x read is a random 32-byte sector from
+// the L2, and the L2's rate of such requests bounds the product (notes/csr_vector.md). The
+// sliced mode cuts the columns into slices of `width` columns (yaSpMV's vertical slices, BCCOO+
+// in kernels/bccoo.cu, which counted on the texture cache) and stages each slice's part of x in
+// shared memory: a block copies it in with coalesced loads, then its row groups read x from
+// shared memory. A work item is one slice and a range of rows; it writes each row's sum over
+// the slice to part[slice * rows + row], and csr_vector_combine adds a row's slices and applies
+// alpha and beta. Every sum has a fixed order: the product is bitwise reproducible.
+
+// split[s * rows + r] (s = 0 .. slices): the first entry of row r whose column is at least
+// s * width (columns are sorted within rows); s = slices holds the row's end. One thread per
+// (s, r): a binary search within the row.
+extern "C" __global__ void csr_vector_split(int rows, int slices, int width,
+                                            const int *__restrict__ row_ptr,
+                                            const int *__restrict__ col_ind,
+                                            int *__restrict__ split) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long long)(slices + 1) * rows) {
+        return;
+    }
+    const int s = (int)(i / rows), r = (int)(i % rows);
+    int lo = row_ptr[r], hi = row_ptr[r + 1];
+    if (s == slices) {
+        split[i] = hi;
+        return;
+    }
+    const long long bound = (long long)s * width;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (col_ind[mid] < bound) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    split[i] = lo;
+}
+
+// Loads of x in flight per thread while a block stages its slice.
+#define CSR_SLICE_UNROLL 8
+
+template <typename T>
+__device__ __forceinline__ void csr_vector_sliced(int rows, int cols, int width,
+                                                  const int *__restrict__ items,
+                                                  const int *__restrict__ split,
+                                                  const int *__restrict__ col_ind,
+                                                  const T *__restrict__ values,
+                                                  const T *__restrict__ x, T *__restrict__ part) {
+    extern __shared__ __align__(16) unsigned char csr_slice_smem[];
+    T *xs = reinterpret_cast<T *>(csr_slice_smem);
+    const int s = items[3 * blockIdx.x], r0 = items[3 * blockIdx.x + 1],
+              r1 = items[3 * blockIdx.x + 2];
+    const int c0 = s * width;
+    const int n = min(width, cols - c0);
+    for (int base = 0; base < n; base += CSR_SLICE_UNROLL * blockDim.x) {
+        T v[CSR_SLICE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            v[u] = i < n ? tessera_ro_load(x + c0 + i) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            if (i < n) {
+                xs[i] = v[u];
+            }
+        }
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & (COOP - 1);
+    const int groups = blockDim.x / COOP;
+    const int *lo = split + (long long)s * rows;
+    const int *hi = lo + rows;
+    // The loop bound is the same for the whole block, so every lane reaches the shuffle tree.
+    for (int rb = r0; rb < r1; rb += groups) {
+        const int r = rb + threadIdx.x / COOP;
+        const bool has = r < r1;
+        int k = 0, e = 0;
+        if (has) {
+            k = lo[r] + lane;
+            e = hi[r];
+        }
+        T a = T(0), b = T(0);
+        // Two of the row's entries per trip (k and k + COOP), their loads in flight together;
+        // each lane adds its entries in order into two sums, then a + b: a fixed order.
+        for (; k + COOP < e; k += 2 * COOP) {
+            const T va = __ldcs(values + k), vb = __ldcs(values + k + COOP);
+            const int ca = __ldcs(col_ind + k), cb = __ldcs(col_ind + k + COOP);
+            a += va * xs[ca - c0];
+            b += vb * xs[cb - c0];
+        }
+        if (k < e) {
+            a += __ldcs(values + k) * xs[__ldcs(col_ind + k) - c0];
+        }
+        a = tessera_group_sum<COOP>(a + b);
+        if (has && lane == 0) {
+            part[(long long)s * rows + r] = a;
+        }
+    }
+}
+
+// y[r] = alpha * (sum over slices of part[s * rows + r]) + beta * y[r] (beta == 0 never reads
+// y). A block of CSR_COMBINE_ROWS x CSR_COMBINE_WAYS threads takes CSR_COMBINE_ROWS rows: way g
+// adds slices g, g + WAYS, ... in order, then way 0 adds the ways' sums in order.
+#define CSR_COMBINE_ROWS 32
+#define CSR_COMBINE_WAYS 8
+
+template <typename T>
+__device__ __forceinline__ void csr_vector_combine(int rows, int slices,
+                                                   const T *__restrict__ part,
+                                                   T *__restrict__ y, T alpha, T beta) {
+    __shared__ T sums[CSR_COMBINE_WAYS][CSR_COMBINE_ROWS];
+    const int lr = threadIdx.x % CSR_COMBINE_ROWS, g = threadIdx.x / CSR_COMBINE_ROWS;
+    const long long r = (long long)blockIdx.x * CSR_COMBINE_ROWS + lr;
+    T a = T(0);
+    if (r < rows) {
+#pragma unroll 4
+        for (int s = g; s < slices; s += CSR_COMBINE_WAYS) {
+            a += part[(long long)s * rows + r];
+        }
+    }
+    sums[g][lr] = a;
+    __syncthreads();
+    if (g == 0 && r < rows) {
+        T t = sums[0][lr];
+#pragma unroll
+        for (int w = 1; w < CSR_COMBINE_WAYS; w++) {
+            t += sums[w][lr];
+        }
+        y[r] = beta != T(0) ? alpha * t + beta * y[r] : alpha * t;
+    }
+}
+
+#define CSR_SLICED_ENTRY(T, S)                                                                 \
+    extern "C" __global__ void csr_vector_sliced_##S(                                          \
+        int rows, int cols, int width, const int *__restrict__ items,                          \
+        const int *__restrict__ split, const int *__restrict__ col_ind,                        \
+        const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ part) {         \
+        csr_vector_sliced<T>(rows, cols, width, items, split, col_ind, values, x, part);       \
+    }                                                                                          \
+    extern "C" __global__ void csr_vector_combine_##S(int rows, int slices,                    \
+                                                      const T *__restrict__ part,              \
+                                                      T *__restrict__ y, T alpha, T beta) {    \
+        csr_vector_combine<T>(rows, slices, part, y, alpha, beta);                             \
+    }
+TESSERA_INSTANTIATE(CSR_SLICED_ENTRY)

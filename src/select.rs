@@ -41,6 +41,12 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// carry no indices at all and read each 16-value x segment once per 256 entries (H100, f64,
 /// dense 2000²: 2.48x against the better cuSPARSE, BCCOO 1.47x, HOLA 1.01x; notes/tile.md).
 ///
+/// And CSR_VECTOR for long rows over many columns (linear programs), which it runs in its
+/// sliced mode (x staged in shared memory one vertical slice at a time,
+/// `methods::csr_vector::sliced`): every other method there waits on the L2's rate of random x
+/// reads (H100, LP generator, f64 / f32: HOLA 108 / 101 µs, cuSPARSE 104 / 98, sliced 88 / 63
+/// in a first version, session 18's run A).
+///
 /// And, fitted on AUTO's training set (`scripts/auto-training`, `scripts/auto-fit.py`,
 /// notes/auto.md: a regret-minimising tree over the row statistics, the value type and the
 /// non-zeros per SM, with the rules above as one of its choices), a format for matrices with
@@ -68,6 +74,9 @@ pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
         && stats.std_dev <= 0.25 * mean;
     if even_short_rows {
         return Algorithm::Brc;
+    }
+    if crate::methods::csr_vector::sliced::suits(stats) {
+        return Algorithm::CsrVector;
     }
     if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64 {
         return if (stats.nnz as f64) <= GRAPH_BCCOO_NNZ_PER_SM * sm.max(1) as f64 {
@@ -458,6 +467,18 @@ mod tests {
         );
         let e = Csr::<f64>::from_triplets(3, 3, &[]).unwrap();
         assert_eq!(heuristic(&e.stats(), false, 132), Algorithm::CsrVector);
+    }
+
+    #[test]
+    fn long_rows_over_many_columns_go_to_csr_vector_sliced() {
+        // 1,000 entries per row over 400,000 columns: 33 slices of 12,288 columns in f64, 30
+        // entries per row and slice.
+        let lp = stats("gen:lp:2000,400000,1000,1");
+        assert!(crate::methods::csr_vector::sliced::suits(&lp));
+        assert_eq!(heuristic(&lp, false, 132), Algorithm::CsrVector);
+        // Four times the columns: 7 per slice, HOLA's split as before.
+        let wide = stats("gen:lp:2000,1600000,1000,1");
+        assert_eq!(heuristic(&wide, false, 132), Algorithm::Hola);
     }
 
     #[test]

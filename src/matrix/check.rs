@@ -27,6 +27,7 @@ use crate::backend::cuda::{self, OwnedStream, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
+use crate::methods::csr_vector::sliced;
 use crate::methods::hola::cuda::{self as hola_cuda, HolaGpu};
 use crate::methods::hola::params as hola_params;
 use crate::methods::{self, GpuMethod, Request};
@@ -299,7 +300,11 @@ impl<T: Scalar> Matrix<T> {
             tuning: Tuning::None,
             deterministic: false,
         };
-        let light = methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok();
+        // Not for the sliced mode, which builds its slice bounds from the arrays: after their
+        // check, on a worker (`light_build`).
+        let light = (!sliced::suits(&self.stats))
+            .then(|| methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok())
+            .flatten();
         let provisional = Provisional {
             params,
             starts,

@@ -27,6 +27,9 @@ pub struct Device {
     cc: (i32, i32),
     max_grid_x: u32,
     max_block: u32,
+    /// Dynamic shared memory one block may opt in to, and shared memory per SM (bytes).
+    shared_optin: u32,
+    shared_per_sm: u32,
     total_mem: usize,
     modules: Mutex<HashMap<[u8; 32], Arc<Module>>>,
     /// The modules of the embedded kernel files by file name and define values: found without
@@ -186,6 +189,13 @@ impl Device {
         );
         let max_grid_x = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)? as u32;
         let max_block = attribute(cu, A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32;
+        let shared_optin =
+            attribute(cu, A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?.max(0) as u32;
+        let shared_per_sm = attribute(
+            cu,
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )?
+        .max(0) as u32;
         let mut total_mem = 0usize;
         // SAFETY: valid device and out-pointer.
         check(
@@ -209,6 +219,8 @@ impl Device {
             cc,
             max_grid_x,
             max_block,
+            shared_optin,
+            shared_per_sm,
             total_mem,
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
@@ -258,6 +270,17 @@ impl Device {
     /// Streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    /// The most dynamic shared memory one block may use once its kernel opts in
+    /// ([`Function::with_shared`]): 227 KiB on the H100.
+    pub fn max_shared_per_block(&self) -> u32 {
+        self.shared_optin
+    }
+
+    /// Shared memory per SM, all blocks on it together: 228 KiB on the H100.
+    pub fn shared_per_sm(&self) -> u32 {
+        self.shared_per_sm
     }
 
     /// Whether a product that reads `bytes` of matrix arrays should read them with the
@@ -554,6 +577,7 @@ impl Module {
         Ok(Function {
             f,
             name: name.to_string(),
+            shared_limit: DEFAULT_SHARED_LIMIT,
             _module: self.clone(),
         })
     }
@@ -574,8 +598,14 @@ impl Drop for Module {
 pub struct Function {
     pub(super) f: sys::CUfunction,
     pub(super) name: String,
+    /// The most dynamic shared memory a launch of it may ask for ([`Function::with_shared`]).
+    pub(super) shared_limit: u32,
     _module: Arc<Module>,
 }
+
+/// The most dynamic shared memory a launch may ask for without opting in per function
+/// (`cuFuncSetAttribute`): 48 KiB on every architecture tessera runs on.
+pub(super) const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
 // SAFETY: CUfunction handles are process-wide and immutable.
 unsafe impl Send for Function {}
@@ -583,6 +613,28 @@ unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
 
 impl Function {
+    /// The same entry point, allowed `bytes` of dynamic shared memory per block (above 48 KiB
+    /// a kernel must opt in: `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`, at most the
+    /// device's [`Device::max_shared_per_block`]).
+    pub(crate) fn with_shared(mut self, dev: &Device, bytes: u32) -> Result<Self> {
+        if bytes > self.shared_limit {
+            let _c = dev.enter()?;
+            // SAFETY: a function loaded in dev's context, current here; a plain attribute.
+            check(
+                unsafe {
+                    sys::cuFuncSetAttribute(
+                        self.f,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        bytes as i32,
+                    )
+                },
+                "cuFuncSetAttribute(max dynamic shared memory)",
+            )?;
+            self.shared_limit = bytes;
+        }
+        Ok(self)
+    }
+
     /// How many blocks of `block` threads (and no dynamic shared memory) fit on one SM at
     /// once, by the kernel's registers and shared memory (at least 1; 1 where the driver
     /// cannot say).

@@ -62,10 +62,6 @@ pub(crate) unsafe fn launch(
     unsafe { launch_shared(dev, f, grid, block, 0, stream, args) }
 }
 
-/// The most dynamic shared memory a launch may ask for without opting in per function
-/// (`cuFuncSetAttribute`): 48 KiB on every architecture tessera runs on.
-const MAX_DYNAMIC_SHARED: u32 = 48 * 1024;
-
 /// [`launch`] with `shared_bytes` of dynamic shared memory (`extern __shared__`) per block.
 ///
 /// # Safety
@@ -80,10 +76,10 @@ pub(crate) unsafe fn launch_shared(
     mut args: KernelArgs,
 ) -> Result<()> {
     dev.check_launch(&f.name, grid, block)?;
-    if shared_bytes > MAX_DYNAMIC_SHARED {
+    if shared_bytes > f.shared_limit {
         return Err(Error::Internal(format!(
-            "{}: {shared_bytes} bytes of dynamic shared memory exceed {MAX_DYNAMIC_SHARED}",
-            f.name
+            "{}: {shared_bytes} bytes of dynamic shared memory exceed the {} it may use",
+            f.name, f.shared_limit
         )));
     }
     let mut params = [std::ptr::null_mut::<c_void>(); MAX_KERNEL_ARGS];

@@ -55,6 +55,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuModuleLoadData",
     "cuModuleUnload",
     "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuFuncSetAttribute",
     "cuPointerGetAttributes",
     "cuStreamCreate",
     "cuStreamDestroy_v2",

@@ -3,6 +3,13 @@
 //! the parameters in use, analyze-time tuning (QUICK/EXHAUSTIVE: time candidates on the real
 //! matrix) and the run-time tuning of §6 (ONLINE), and launches `csr_vector_spmv_<T>`.
 //!
+//! Sliced mode (`sliced.rs`): where its rule holds, `prepare` builds the slice bounds on the
+//! device (`csr_vector_split`, on the analyze stream) and every product is two launches,
+//! `csr_vector_sliced_<T>` (one block per slice and row range, x staged in shared memory,
+//! partial sums to a workspace slot) and `csr_vector_combine_<T>`. The workspace is a ring of
+//! [`SLICED_RING`] slots ([`SlotRing`]): concurrent products of one matrix never share one.
+//! Tuning (any kind) does not touch the sliced mode's shape.
+//!
 //! ONLINE (§6): while the tuner is searching, a call first asks (without waiting) whether the
 //! previous timed call has finished; if so its time goes to the tuner. If no timed call is in
 //! flight, this call runs the tuner's next candidate between two CUDA events on the stream;
@@ -12,11 +19,14 @@
 
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
-use crate::backend::cuda::{is_capturing, launch, Device, Event, Function, KernelArgs, Stream};
+use crate::backend::cuda::{
+    is_capturing, launch, launch_shared, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::{self, OnlineTuner, Params};
-use crate::methods::gpu::{pick_fastest, Tuner};
+use crate::methods::csr_vector::sliced::{self, Slicing};
+use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::Request;
 use crate::scalar::Scalar;
 use crate::types::{Tuning, ValueType};
@@ -41,7 +51,174 @@ pub struct CsrVectorGpu<T> {
     kernels: Vec<(u32, Function)>,
     state: Mutex<State>,
     tuned: String,
+    /// The sliced mode, where its rule holds: then every product runs it.
+    sliced: Option<Sliced>,
     _t: PhantomData<T>,
+}
+
+/// Workspace slots of the sliced mode: its products that may be in flight at once.
+const SLICED_RING: usize = 4;
+/// Threads per block of `csr_vector_split` and `csr_vector_combine_<T>` (the latter's
+/// CSR_COMBINE_ROWS x CSR_COMBINE_WAYS).
+const AUX_BLOCK: u32 = 256;
+/// Rows one block of `csr_vector_combine_<T>` takes (its CSR_COMBINE_ROWS).
+const COMBINE_ROWS: usize = 32;
+
+/// The sliced mode on the device: its kernels, the slice bounds, the work items and the ring
+/// of partial-sum slots.
+struct Sliced {
+    shape: Slicing,
+    run: Function,
+    combine: Function,
+    /// `(slices + 1) x rows` entry positions: where each row crosses each slice.
+    split: DeviceBuffer,
+    /// (slice, first row, end row) per work item.
+    items: DeviceBuffer,
+    /// `SLICED_RING` slots of `slices x rows` partial sums.
+    part: DeviceBuffer,
+    ring: SlotRing,
+}
+
+impl Sliced {
+    /// Loads the kernels, uploads the items, allocates the workspace and queues the slice
+    /// bounds' build on `stream` (asynchronous: the products that follow on any stream are
+    /// ordered after analyze by the matrix, as HOLA's row starts are).
+    fn prepare<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        shape: Slicing,
+    ) -> Result<Self> {
+        let val = std::mem::size_of::<T>();
+        let rows = csr.rows();
+        let m = dev.module(&KernelSpec::new(&params::KERNELS, &[shape.coop as i64])?)?;
+        let s = suffix::<T>();
+        let shared = u32::try_from(shape.shared_bytes(val))
+            .map_err(|_| Error::Internal("a slice larger than 4 GiB".into()))?;
+        let run = m
+            .function(&format!("csr_vector_sliced_{s}"))?
+            .with_shared(dev, shared)?;
+        let combine = m.function(&format!("csr_vector_combine_{s}"))?;
+        let split_fn = m.function("csr_vector_split")?;
+        let split = DeviceBuffer::alloc(
+            dev,
+            (shape.slices + 1) * rows * 4,
+            "CSR_VECTOR slice bounds",
+        )?;
+        let items = DeviceBuffer::from_slice(
+            dev,
+            stream,
+            &shape.item_table(rows),
+            "CSR_VECTOR slice items",
+        )?;
+        let part = DeviceBuffer::alloc(
+            dev,
+            SLICED_RING * shape.slices * rows * val,
+            "CSR_VECTOR slice partial sums",
+        )?;
+        let (rp, ci, _) = csr.arrays();
+        let args = KernelArgs::new()
+            .push(rows as i32)
+            .push(shape.slices as i32)
+            .push(shape.width as i32)
+            .push(rp)
+            .push(ci)
+            .push(split.addr());
+        // SAFETY: csr_vector_split(int rows, int slices, int width, const int* row_ptr,
+        // const int* col_ind, int* split): the CSR's int32 arrays (rows + 1 and nnz entries,
+        // sound: tessera's own or checked), split (slices + 1) x rows ints (allocated above);
+        // one thread per entry of split.
+        unsafe {
+            launch(
+                dev,
+                &split_fn,
+                ((shape.slices + 1) * rows).div_ceil(AUX_BLOCK as usize),
+                AUX_BLOCK,
+                stream,
+                args,
+            )?;
+        }
+        Ok(Sliced {
+            shape,
+            run,
+            combine,
+            split,
+            items,
+            part,
+            ring: SlotRing::new(dev, SLICED_RING)?,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.split.bytes() + self.items.bytes() + self.part.bytes()
+    }
+
+    /// y = alpha*A*x + beta*y: the sliced kernel into a workspace slot, then the combine.
+    #[allow(clippy::too_many_arguments)]
+    fn spmv<T: Scalar>(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let dev = csr.device();
+        let (rows, val) = (csr.rows(), std::mem::size_of::<T>());
+        let one = self.shape.slices * rows * val;
+        let (_, ci, va) = csr.arrays();
+        self.ring.run(dev, stream, 0, |slot| {
+            let part = self.part.addr() + (slot * one) as u64;
+            let args = KernelArgs::new()
+                .push(rows as i32)
+                .push(csr.cols() as i32)
+                .push(self.shape.width as i32)
+                .push(self.items.addr())
+                .push(self.split.addr())
+                .push(ci)
+                .push(va)
+                .push(x)
+                .push(part);
+            // SAFETY: csr_vector_sliced_<T>(int rows, int cols, int width, const int* items,
+            // const int* split, const int* col_ind, const T* values, const T* x, T* part):
+            // items holds 3 ints per block of the grid, split (slices + 1) x rows bounds built
+            // at prepare from these arrays, x cols values (checked by the caller), part one
+            // slot of slices x rows values; the dynamic shared memory is width values, which
+            // the function was allowed at prepare.
+            unsafe {
+                launch_shared(
+                    dev,
+                    &self.run,
+                    self.shape.items(),
+                    self.shape.block,
+                    (self.shape.width * val) as u32,
+                    stream,
+                    args,
+                )?;
+            }
+            let args = KernelArgs::new()
+                .push(rows as i32)
+                .push(self.shape.slices as i32)
+                .push(part)
+                .push(y)
+                .push(alpha)
+                .push(beta);
+            // SAFETY: csr_vector_combine_<T>(int rows, int slices, const T* part, T* y,
+            // T alpha, T beta): part the slot written above (same stream), y rows values
+            // (checked by the caller); a block per COMBINE_ROWS rows.
+            unsafe {
+                launch(
+                    dev,
+                    &self.combine,
+                    rows.div_ceil(COMBINE_ROWS),
+                    AUX_BLOCK,
+                    stream,
+                    args,
+                )
+            }
+        })
+    }
 }
 
 impl<T: Scalar> std::fmt::Debug for CsrVectorGpu<T> {
@@ -160,10 +337,25 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 (best, kernels, None, format!("{rule}; {text}"))
             }
         };
+        let shape = (!csr.index64() && csr.rows() > 0)
+            .then(|| {
+                let limits = (
+                    dev.max_shared_per_block(),
+                    dev.shared_per_sm(),
+                    dev.sm_count(),
+                );
+                sliced::rule(stats, std::mem::size_of::<T>(), limits)
+            })
+            .flatten();
+        let sliced = match shape {
+            Some(shape) => Some(Sliced::prepare(dev, stream, csr, shape)?),
+            None => None,
+        };
         Ok(CsrVectorGpu {
             kernels,
             state: Mutex::new(State { params, online }),
             tuned,
+            sliced,
             _t: PhantomData,
         })
     }
@@ -214,6 +406,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         beta: T,
         y: u64,
     ) -> Result<()> {
+        if let Some(sl) = &self.sliced {
+            return sl.spmv(csr, stream, alpha, x, beta, y);
+        }
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let params = st.params;
         let Some(on) = st.online.as_mut() else {
@@ -256,6 +451,14 @@ impl<T: Scalar> CsrVectorGpu<T> {
 
     /// The parameters in use, how they were chosen, and the ONLINE search's state.
     pub fn describe(&self) -> String {
+        if let Some(sl) = &self.sliced {
+            return format!(
+                "{} ({} KiB of x per block; rule: long rows over many columns, >= {} entries per row and slice)",
+                sl.shape,
+                sl.shape.width * std::mem::size_of::<T>() / 1024,
+                sliced::MIN_PER_SLICE
+            );
+        }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match &st.online {
             None => format!("{} ({})", st.params, self.tuned),
@@ -282,6 +485,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
     /// True when ONLINE tuning was asked for and has settled (false while searching; true
     /// without ONLINE).
     pub fn settled(&self) -> bool {
+        if self.sliced.is_some() {
+            return true;
+        }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.online.as_ref().is_none_or(|o| o.tuner.is_done())
     }
@@ -300,9 +506,9 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
         CsrVectorGpu::spmv(self, csr, stream, alpha, x, beta, y)
     }
 
-    // The format is the CSR itself: nothing beyond it.
+    // The format is the CSR itself; the sliced mode adds its bounds, items and workspace.
     fn device_bytes(&self) -> usize {
-        0
+        self.sliced.as_ref().map_or(0, Sliced::bytes)
     }
 
     fn describe(&self) -> String {
@@ -313,7 +519,8 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
         CsrVectorGpu::settled(self)
     }
 
-    // A fixed warp-shuffle tree per row, no atomics.
+    // A fixed warp-shuffle tree per row, no atomics (the sliced mode adds each row's slices in
+    // a fixed order too).
     fn deterministic(&self) -> bool {
         true
     }

@@ -1,6 +1,9 @@
 //! CSR_VECTOR: the parametrised CSR kernel of Reguly & Giles (InPar 2012), Figure 3: `coop`
 //! threads share a row, each thread group handles `repeat` rows, `block_size` threads per block.
-//! The format is the CSR itself (no conversion); `value_slot` is the identity.
+//! The format is the CSR itself (no conversion); `value_slot` is the identity. On the GPU, long
+//! rows over many columns run in a sliced mode (`sliced.rs`): x staged in shared memory one
+//! vertical slice at a time, over the same arrays and a table of where each row crosses each
+//! slice.
 
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
@@ -11,6 +14,7 @@ pub mod host;
 pub mod kernel;
 pub mod params;
 pub mod reference;
+pub mod sliced;
 
 use crate::backend::cuda::kernels::KernelFile;
 
