@@ -184,6 +184,68 @@ extern "C" __global__ void csr_vector_split(int rows, int slices, int width,
 // Loads of x in flight per thread while a block stages its slice.
 #define CSR_SLICE_UNROLL 8
 
+// The 16-byte vector of T, for staging x: four floats or two doubles per load.
+template <typename T>
+struct csr_slice_vec;
+template <>
+struct csr_slice_vec<float> {
+    typedef float4 type;
+    static constexpr int n = 4;
+};
+template <>
+struct csr_slice_vec<double> {
+    typedef double2 type;
+    static constexpr int n = 2;
+};
+
+// xs[0, n) = src[0, n): 16-byte loads, CSR_SLICE_UNROLL of them in flight per thread, when src
+// is 16-byte aligned (a caller's x need not be); one value per load otherwise.
+template <typename T>
+__device__ __forceinline__ void csr_slice_stage(const T *__restrict__ src, T *__restrict__ xs,
+                                                int n) {
+    typedef typename csr_slice_vec<T>::type V;
+    constexpr int N = csr_slice_vec<T>::n;
+    int done = 0;
+    if ((reinterpret_cast<unsigned long long>(src) & 15ull) == 0) {
+        const int nv = n / N;
+        const V *sv = reinterpret_cast<const V *>(src);
+        V *dv = reinterpret_cast<V *>(xs);
+        for (int base = 0; base < nv; base += CSR_SLICE_UNROLL * blockDim.x) {
+            V v[CSR_SLICE_UNROLL];
+#pragma unroll
+            for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+                const int i = base + u * blockDim.x + threadIdx.x;
+                if (i < nv) {
+                    v[u] = __ldg(sv + i);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+                const int i = base + u * blockDim.x + threadIdx.x;
+                if (i < nv) {
+                    dv[i] = v[u];
+                }
+            }
+        }
+        done = nv * N;
+    }
+    for (int base = done; base < n; base += CSR_SLICE_UNROLL * blockDim.x) {
+        T v[CSR_SLICE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            v[u] = i < n ? tessera_ro_load(src + i) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            if (i < n) {
+                xs[i] = v[u];
+            }
+        }
+    }
+}
+
 template <typename T>
 __device__ __forceinline__ void csr_vector_sliced(int rows, int cols, int width,
                                                   const int *__restrict__ items,
@@ -197,21 +259,7 @@ __device__ __forceinline__ void csr_vector_sliced(int rows, int cols, int width,
               r1 = items[3 * blockIdx.x + 2];
     const int c0 = s * width;
     const int n = min(width, cols - c0);
-    for (int base = 0; base < n; base += CSR_SLICE_UNROLL * blockDim.x) {
-        T v[CSR_SLICE_UNROLL];
-#pragma unroll
-        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-            const int i = base + u * blockDim.x + threadIdx.x;
-            v[u] = i < n ? tessera_ro_load(x + c0 + i) : T(0);
-        }
-#pragma unroll
-        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-            const int i = base + u * blockDim.x + threadIdx.x;
-            if (i < n) {
-                xs[i] = v[u];
-            }
-        }
-    }
+    csr_slice_stage<T>(x + c0, xs, n);
     __syncthreads();
     const int lane = threadIdx.x & (COOP - 1);
     const int groups = blockDim.x / COOP;

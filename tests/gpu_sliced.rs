@@ -3,9 +3,9 @@
 //! columns; its products match the f64 product in f32 and f64 with every alpha/beta case (NaN in
 //! y for beta = 0), after update_values, with empty rows, rows in one slice only, a row over
 //! every column and duplicate entries; they are bitwise reproducible; concurrent products on
-//! more streams than its workspace ring has slots stay apart; a captured graph replays it; a
-//! matrix read in place gets it after its check. Without a GPU every test prints one
-//! "skipped: no CUDA device" line and returns.
+//! more streams than its workspace ring has slots stay apart; a captured graph replays it; x
+//! need not be 16-byte aligned; a matrix read in place gets it after its check. Without a GPU
+//! every test prints one "skipped: no CUDA device" line and returns.
 
 mod common;
 
@@ -194,4 +194,42 @@ fn a_matrix_read_in_place_runs_sliced_after_its_check() {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     checked_product(&h, &m, &a, &format!("{name}, sliced"), 1000);
+}
+
+/// x at an address that is not 16-byte aligned (one value past an allocation's start): the
+/// slices are staged one value per load instead of 16 bytes at a time, with the same result.
+#[test]
+fn a_sliced_product_reads_x_at_an_address_not_16_byte_aligned() {
+    let _device = shared_device();
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let a = edges();
+    for shift in [0usize, 1] {
+        let mut m = Matrix::from_csr(&h, a.convert::<f32>());
+        m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
+        assert!(m.info().params.contains("sliced"));
+        let x: Vec<f32> = x_for(a.cols() + 1, 21)
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
+        let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+        let dy = DeviceVec::from_slice(&dev, &vec![f32::NAN; a.rows()]).unwrap();
+        let at = dx.addr() + (shift * std::mem::size_of::<f32>()) as u64;
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, at, 0.0, dy.addr())
+            .unwrap();
+        let y = dy.to_vec(h.cuda_stream()).unwrap();
+        let used = &x[shift..shift + a.cols()];
+        let zeros = vec![0f32; a.rows()];
+        let a32 = a.convert::<f32>().convert::<f64>();
+        assert_product(
+            &format!("x shifted by {shift}"),
+            &a32,
+            Operation::NonTranspose,
+            1.0,
+            used,
+            0.0,
+            &zeros,
+            &y,
+        );
+    }
 }
