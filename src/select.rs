@@ -479,6 +479,10 @@ mod tests {
         // Four times the columns: 7 per slice, HOLA's split as before.
         let wide = stats("gen:lp:2000,1600000,1000,1");
         assert_eq!(heuristic(&wide, false, 132), Algorithm::Hola);
+        // 81 entries per row over 4 slices' width, but each row within a band of a few
+        // thousand columns: not sliced.
+        let band = stats("gen:elasticity:24");
+        assert!(!crate::methods::csr_vector::sliced::suits(&band));
     }
 
     #[test]
