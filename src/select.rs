@@ -185,6 +185,20 @@ pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
     even_rows.then_some(Algorithm::Brc)
 }
 
+/// A second heavy format to try after `first`, the one [`background_plan`] tries on a matrix the
+/// rule keeps over the CSR arrays ([`trial_candidate`]): BCCOO, whose `bh x 1` blocks carry one
+/// column index per block of rows (3D elasticity: three unknowns per node). Built after the
+/// first (from the host copy: thousands of products later, [`background_start_after`]) and
+/// swapped in once the first trial is over, then timed against the form that trial kept.
+/// Measured on the H100 (session 18's run D, per product, µs, f64 / f32): elasticity 24³ BCCOO
+/// 12.5 / 9.7 against BRC 24.0 / 9.9 and HOLA 20.3 / 15.1; 32³ 45.9 / 17.5 against the best
+/// other 37.9 / 28.2; 40³ 78.5 / 58.7 against 65.1 / 45.4; 48³ 100.0 / 66.8 against 112.0 /
+/// 79.6; 56³ 169.2 / 118.8 against 172.1 / 117.0. Neither the size nor the row statistics
+/// separate these.
+pub fn then_try(stats: &RowStats, first: Algorithm) -> Option<Algorithm> {
+    (trial_candidate(stats) == Some(first)).then_some(Algorithm::Bccoo)
+}
+
 /// False when `TESSERA_TRIAL` is `0` (or `off`, `false`, `no`): a heavy format that AUTO swaps
 /// in stays without being timed against the method it replaced, and [`trial_candidate`]'s
 /// formats are not built. Read once per process.
@@ -540,6 +554,9 @@ mod tests {
             background_plan(&fem, Algorithm::Hola, Tuning::None, false, 132, true),
             None
         );
+        // Then BCCOO, after BRC only.
+        assert_eq!(then_try(&fem, Algorithm::Brc), Some(Algorithm::Bccoo));
+        assert_eq!(then_try(&fem, Algorithm::Tile), None);
         // Uneven rows (LP: 1,300 to 3,900 entries), short rows (the rule's own BRC), small
         // matrices: no candidate.
         for spec in [
@@ -547,7 +564,9 @@ mod tests {
             "gen:lap3d7:100",
             "gen:elasticity:10",
         ] {
-            assert_eq!(trial_candidate(&stats(spec)), None, "{spec}");
+            let s = stats(spec);
+            assert_eq!(trial_candidate(&s), None, "{spec}");
+            assert_eq!(then_try(&s, Algorithm::Brc), None, "{spec}");
         }
     }
 

@@ -3,7 +3,8 @@
 //! keep the faster. Products stay right through every exchange, on two streams, after value
 //! updates, and in graphs captured before and during the trial; the trial ends after a bounded
 //! number of products and `info` says what it measured and kept; AUTO tries BRC on a large
-//! matrix of even rows longer than its rule's 32 (3D elasticity), built on the device.
+//! matrix of even rows longer than its rule's 32 (3D elasticity), built on the device, then
+//! BCCOO once that trial is over.
 //! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
 
 mod common;
@@ -176,9 +177,9 @@ fn a_slower_heavy_format_is_exchanged_back() {
 
 /// AUTO on a device-only matrix of 3D elasticity (rows of 24 to 81 entries, over 1M
 /// non-zeros): its rule keeps a method over the CSR arrays, and it tries BRC, built on the
-/// device; the trial decides and products stay right.
+/// device, then BCCOO; each trial decides and products stay right.
 #[test]
-fn auto_tries_brc_on_large_even_rows_longer_than_its_rule() {
+fn auto_tries_brc_then_bccoo_on_large_even_rows_longer_than_its_rule() {
     let _device = whole_device();
     let Some(mut h) = gpu() else { return };
     let streams = [new_stream(), new_stream()];
@@ -217,8 +218,25 @@ fn auto_tries_brc_on_large_even_rows_longer_than_its_rule() {
         "{}",
         info.params
     );
-    assert!(!m.has_host_copy(), "{name}: nothing was downloaded");
-    product(&h, &m, &a, &format!("{name} after the trial"), 5);
+    // Then BCCOO (`select::then_try`), built from a downloaded host copy, swapped in after
+    // BRC's trial and timed against the form that trial kept.
+    assert_eq!(
+        tessera::select::then_try(&stats, Algorithm::Brc),
+        Some(Algorithm::Bccoo)
+    );
+    let second = info
+        .params
+        .find("trial on this matrix's products: bccoo")
+        .unwrap_or_else(|| panic!("{name}: no BCCOO trial: {}", info.params));
+    assert!(
+        info.params
+            .find("trial on this matrix's products: brc")
+            .unwrap()
+            < second,
+        "{}",
+        info.params
+    );
+    product(&h, &m, &a, &format!("{name} after the trials"), 5);
     h.set_stream(0).unwrap();
     streams.into_iter().for_each(destroy_stream);
 }

@@ -392,10 +392,20 @@ impl<M: Send + 'static> Forms<M> {
         }
     }
 
-    /// Adds a background build to swap in when it is ready.
-    pub(super) fn with_background(self, bg: Background<M>) -> Self {
-        let _ = self.background.set(vec![bg]);
+    /// Adds background builds to swap in, in this order, each when it is ready.
+    pub(super) fn with_backgrounds(self, bgs: Vec<Background<M>>) -> Self {
+        if !bgs.is_empty() {
+            let _ = self.background.set(bgs);
+        }
         self
+    }
+
+    /// True while a background build has finished but waits to be swapped in (held by
+    /// [`Forms::poll`]'s `hold` or [`Forms::finish`]'s).
+    pub(super) fn ready_unswapped(&self) -> bool {
+        self.background.get().into_iter().flatten().any(|b| {
+            !b.shared.done.load(Ordering::Acquire) && b.shared.finished.load(Ordering::Acquire)
+        })
     }
 
     /// Adds background builds to a matrix that has none (the forms a deferred check's outcome
@@ -415,10 +425,14 @@ impl<M: Send + 'static> Forms<M> {
     /// generation is no longer the one it was built from; `Ok(false)` from it: not now). Never
     /// blocks: if another thread holds what it needs, the next product tries again.
     /// Returns the swap it made: (the method swapped in, the one it replaced).
+    ///
+    /// `hold`: swap nothing in now (AUTO's trial of the last swap is still running: the next
+    /// form's trial must start from the form that one kept); builds still start.
     pub(super) fn poll(
         &self,
         values_gen: u64,
         refresh: impl FnOnce(&mut M) -> Result<bool>,
+        hold: bool,
     ) -> Option<(Algorithm, Algorithm)> {
         let bgs = self.background.get()?;
         let n = self.products.fetch_add(1, Ordering::Relaxed);
@@ -426,6 +440,9 @@ impl<M: Send + 'static> Forms<M> {
             if n + 1 >= bg.after && !bg.shared.go.load(Ordering::Relaxed) {
                 bg.start();
             }
+        }
+        if hold {
+            return None;
         }
         // The first build not done yet, if it has finished: later ones wait for it.
         let bg = bgs
@@ -439,20 +456,50 @@ impl<M: Send + 'static> Forms<M> {
         self.swap_in(bg, running, st, n, values_gen, refresh)
     }
 
-    /// Waits for the background build to finish, then swaps it in as [`Forms::poll`] does,
-    /// waiting for products in flight on other threads if need be.
+    /// Waits for the background builds to finish, then swaps them in, in order, as
+    /// [`Forms::poll`] does, waiting for products in flight on other threads if need be.
+    /// `holds(swap)` says whether a swap just made holds the later ones (a trial began: they
+    /// are built but left for [`Forms::poll`] once it is over).
     /// Returns the swaps it made, in order: (the method swapped in, the one it replaced).
     pub(super) fn finish(
         &self,
         values_gen: u64,
         refresh: impl Fn(&mut M) -> Result<bool>,
+        holds: impl Fn((Algorithm, Algorithm)) -> bool,
     ) -> Vec<(Algorithm, Algorithm)> {
         let Some(bgs) = self.background.get() else {
             return Vec::new();
         };
-        bgs.iter()
-            .filter_map(|bg| self.finish_one(bg, values_gen, &refresh))
-            .collect()
+        let mut swaps = Vec::new();
+        let mut held = false;
+        for bg in bgs {
+            if held {
+                Self::wait_built(bg);
+                continue;
+            }
+            if let Some(s) = self.finish_one(bg, values_gen, &refresh) {
+                held = holds(s);
+                swaps.push(s);
+            }
+        }
+        swaps
+    }
+
+    /// Starts `bg` if it waits for its product count, and waits until it is no longer being
+    /// built.
+    fn wait_built(bg: &Background<M>) {
+        bg.start();
+        let mut st = bg.shared.lock();
+        while matches!(
+            *st,
+            State::Waiting { .. } | State::Fetch | State::Host | State::Device
+        ) {
+            st = bg
+                .shared
+                .changed
+                .wait(st)
+                .unwrap_or_else(|e| e.into_inner());
+        }
     }
 
     fn finish_one(
@@ -461,20 +508,7 @@ impl<M: Send + 'static> Forms<M> {
         values_gen: u64,
         refresh: impl FnOnce(&mut M) -> Result<bool>,
     ) -> Option<(Algorithm, Algorithm)> {
-        bg.start();
-        {
-            let mut st = bg.shared.lock();
-            while matches!(
-                *st,
-                State::Waiting { .. } | State::Fetch | State::Host | State::Device
-            ) {
-                st = bg
-                    .shared
-                    .changed
-                    .wait(st)
-                    .unwrap_or_else(|e| e.into_inner());
-            }
-        }
+        Self::wait_built(bg);
         // The lock order of poll: the running form, then the state (the worker and Drop take
         // only the state).
         let running = self.running.write().unwrap_or_else(|e| e.into_inner());

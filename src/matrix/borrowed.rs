@@ -70,7 +70,7 @@ impl<T: Scalar> Matrix<T> {
                 "a matrix over the caller's arrays runs CSR_VECTOR or HOLA (their products read the arrays in place) with TUNING_NONE or ONLINE; {alg} with {tuning:?} would copy them"
             )));
         }
-        self.analyze_with(handle, alg, tuning, None)
+        self.analyze_with(handle, alg, tuning, Vec::new())
     }
 
     /// `update_values` of a matrix whose caller rewrites its arrays without a call: refused.

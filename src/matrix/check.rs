@@ -133,22 +133,28 @@ fn provisional_params(s: &RowStats) -> hola_params::Params {
 /// the CSR arrays, and the heavy format to build in the background and after how many
 /// products (none with one core: analyze would build BRC's device form at once, which a
 /// product does not).
-fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Option<(Algorithm, u64)>) {
+fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
     let spare = select::spare_core();
+    let after = |target: Algorithm| {
+        let from = if methods::needs_host_csr(target, Tuning::None, stats) {
+            select::BuildFrom::Download
+        } else {
+            select::BuildFrom::Device
+        };
+        (target, select::background_start_after(target, from))
+    };
     match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, spare) {
         Some((now, later)) if spare => {
-            let from = if methods::needs_host_csr(later, Tuning::None, stats) {
-                select::BuildFrom::Download
-            } else {
-                select::BuildFrom::Device
-            };
-            (
-                now,
-                Some((later, select::background_start_after(later, from))),
-            )
+            let mut builds = vec![after(later)];
+            // A second format to try once the first one's trial is over.
+            let then = select::trial_enabled()
+                .then(|| select::then_try(stats, later))
+                .flatten();
+            builds.extend(then.map(after));
+            (now, builds)
         }
-        Some((now, _)) => (now, None),
-        None => (select::heuristic(stats, false, sm), None),
+        Some((now, _)) => (now, Vec::new()),
+        None => (select::heuristic(stats, false, sm), Vec::new()),
     }
 }
 
@@ -360,7 +366,7 @@ impl<T: Scalar> Matrix<T> {
         else {
             return Ok(false);
         };
-        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, None) {
+        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, Vec::new()) {
             return Ok(false);
         }
         let params = provisional_params(&self.stats);
@@ -526,15 +532,16 @@ impl<T: Scalar> Matrix<T> {
             // carry mode it runs in.
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
-        if let Some((target, after)) = later {
+        for &(target, after) in &later {
             bgs.push(self.spawn_gpu(dev, &gpu.csr, target, stats, false, None, after, &gpu.trial)?);
         }
         super::trace(|| {
             format!(
                 "the arrays' check: sound; AUTO: {now}{}",
-                later.map_or(String::new(), |(t, a)| format!(
-                    ", then {t} after {a} products"
-                ))
+                later
+                    .iter()
+                    .map(|(t, a)| format!(", then {t} after {a} products"))
+                    .collect::<String>()
             )
         });
         if !bgs.is_empty() {

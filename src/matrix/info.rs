@@ -44,7 +44,7 @@ impl<T: Scalar> Matrix<T> {
                         r.method.deterministic(),
                         format!(
                             "{}{}{}",
-                            g.trial.note().unwrap_or(""),
+                            g.trial.note(),
                             a.map_or("", |a| a.auto_note.as_str()),
                             r.method.describe()
                         ),

@@ -238,12 +238,20 @@ impl<T: Scalar> Matrix<T> {
                         Some(_) => select::background_start_after(later, from),
                         None => 0,
                     };
-                    return self.analyze_with(
-                        handle,
-                        now,
-                        Tuning::None,
-                        Some((later, None, after)),
-                    );
+                    let mut builds = vec![(later, None, after)];
+                    // A second format to try once the first one's trial is over (built from
+                    // the host copy, thousands of products later).
+                    let then = (trial && select::trial_enabled() && !det)
+                        .then(|| select::then_try(&self.stats, later))
+                        .flatten();
+                    if let Some(next) = then {
+                        let from = match self.csr.is_some() {
+                            true => select::BuildFrom::HostCopy,
+                            false => select::BuildFrom::Download,
+                        };
+                        builds.push((next, None, select::background_start_after(next, from)));
+                    }
+                    return self.analyze_with(handle, now, Tuning::None, builds);
                 }
                 // One core for this process (e.g. an MPI rank bound to a core): a background
                 // build would take it from the caller's own work, and building on the host here
@@ -260,13 +268,13 @@ impl<T: Scalar> Matrix<T> {
                         format!("AUTO keeps {now}: this process has one core, which a background build of {later} would take from it; "),
                     )
                 };
-                self.analyze_with(handle, run, Tuning::None, None)?;
+                self.analyze_with(handle, run, Tuning::None, Vec::new())?;
                 if let Some(a) = &mut self.analysis {
                     a.auto_note = note;
                 }
                 Ok(())
             }
-            None => self.analyze_with(handle, alg, tuning, None),
+            None => self.analyze_with(handle, alg, tuning, Vec::new()),
         }
     }
 
@@ -306,7 +314,7 @@ impl<T: Scalar> Matrix<T> {
         for a in [now, later.0] {
             select::choose(&self.stats, a, false, handle.sm_count())?;
         }
-        self.analyze_with(handle, now, Tuning::None, Some(later))
+        self.analyze_with(handle, now, Tuning::None, vec![later])
     }
 
     /// Drops the analysis (the matrix is then not analyzed) and what a failed value update left.
@@ -322,7 +330,7 @@ impl<T: Scalar> Matrix<T> {
         handle: &Handle,
         alg: Algorithm,
         tuning: Tuning,
-        later: Option<Later>,
+        later: Vec<Later>,
     ) -> Result<()> {
         let start = Instant::now();
         let algorithm =
@@ -377,26 +385,28 @@ impl<T: Scalar> Matrix<T> {
                     ))
                 }
             };
-            if host_csr.is_none() && later.is_some() {
+            if host_csr.is_none() && !later.is_empty() {
                 // The worker downloads the host copy on a stream of its own: what the handle's
                 // stream still writes into the device CSR lands first.
                 handle.synchronize()?;
             }
             // The worker starts first: its host half runs while the light method is set up.
             let trial = Arc::new(trial::Trial::default());
-            let bg = match later {
-                Some((target, gate, after)) => Some(self.spawn_gpu(
-                    dev,
-                    &csr,
-                    target,
-                    self.stats,
-                    deterministic,
-                    gate,
-                    after,
-                    &trial,
-                )?),
-                None => None,
-            };
+            let bgs = later
+                .into_iter()
+                .map(|(target, gate, after)| {
+                    self.spawn_gpu(
+                        dev,
+                        &csr,
+                        target,
+                        self.stats,
+                        deterministic,
+                        gate,
+                        after,
+                        &trial,
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
             let method = if timed {
                 let (a, m, note) = select::by_timing(dev, stream, &csr, &req)?;
                 algorithm = a;
@@ -407,10 +417,7 @@ impl<T: Scalar> Matrix<T> {
             };
             // Not waited for: later work on other streams is ordered after it.
             let ready = cuda::Ready::record(dev, stream)?;
-            let mut forms = Forms::new(algorithm, method);
-            if let Some(bg) = bg {
-                forms = forms.with_background(bg);
-            }
+            let forms = Forms::new(algorithm, method).with_backgrounds(bgs);
             self.gpu = Some(Gpu {
                 forms,
                 csr,
@@ -419,33 +426,30 @@ impl<T: Scalar> Matrix<T> {
                 ready,
             });
         } else {
-            let bg = match (later, host_csr.clone()) {
-                (Some((target, gate, after)), Some(csr)) => {
-                    let stats = self.stats;
-                    Some(Background::spawn(
-                        target,
-                        self.values_gen,
-                        after,
-                        Phases {
-                            fetch: move |_: &()| Ok(csr),
-                            host: move |csr: Arc<Csr<T>>| {
-                                methods::prepare_host(
-                                    target,
-                                    &Request::fixed_rule(&csr, &stats, deterministic),
-                                )
-                            },
-                            device: |m, ()| Ok(m),
+            let mut bgs = Vec::new();
+            for (target, gate, after) in later {
+                let Some(csr) = host_csr.clone() else { break };
+                let stats = self.stats;
+                bgs.push(Background::spawn(
+                    target,
+                    self.values_gen,
+                    after,
+                    Phases {
+                        fetch: move |_: &()| Ok(csr),
+                        host: move |csr: Arc<Csr<T>>| {
+                            methods::prepare_host(
+                                target,
+                                &Request::fixed_rule(&csr, &stats, deterministic),
+                            )
                         },
-                        (),
-                        gate,
-                    )?)
-                }
-                _ => None,
-            };
-            let mut forms = Forms::new(algorithm, methods::prepare_host(algorithm, &req)?);
-            if let Some(bg) = bg {
-                forms = forms.with_background(bg);
+                        device: |m, ()| Ok(m),
+                    },
+                    (),
+                    gate,
+                )?);
             }
+            let forms = Forms::new(algorithm, methods::prepare_host(algorithm, &req)?)
+                .with_backgrounds(bgs);
             self.host = Some(forms);
         }
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -470,16 +474,25 @@ impl<T: Scalar> Matrix<T> {
                 let start = self.check_at_product(dev, stream, gpu, true)?;
                 self.start_after_launch(dev, gpu, start);
             }
-            let swaps = gpu.forms.finish(self.values_gen, |m| {
-                m.refresh_values(&gpu.csr, stream).map(|_| true)
-            });
-            swaps.into_iter().for_each(|(n, o)| gpu.trial.begin(n, o));
+            // A swap that begins a trial holds the later builds until the trial is over.
+            gpu.forms.finish(
+                self.values_gen,
+                |m| m.refresh_values(&gpu.csr, stream).map(|_| true),
+                |(n, o)| {
+                    gpu.trial.begin(n, o);
+                    gpu.trial.active()
+                },
+            );
         }
         if let (Some(host), Some(csr)) = (&self.host, &self.csr) {
-            let _ = host.finish(self.values_gen, |m| {
-                m.update_values(csr);
-                Ok(true)
-            });
+            let _ = host.finish(
+                self.values_gen,
+                |m| {
+                    m.update_values(csr);
+                    Ok(true)
+                },
+                |_| false,
+            );
         }
         Ok(())
     }
@@ -498,9 +511,9 @@ impl<T: Scalar> Matrix<T> {
 
     /// True when ONLINE tuning has settled (and always without ONLINE or before analyze).
     pub fn tuning_settled(&self) -> bool {
-        self.gpu
-            .as_ref()
-            .is_none_or(|g| g.forms.running().method.settled() && !g.trial.active())
+        self.gpu.as_ref().is_none_or(|g| {
+            g.forms.running().method.settled() && !g.trial.active() && !g.forms.ready_unswapped()
+        })
     }
 
     /// True once [`Matrix::analyze`] succeeded.
@@ -578,10 +591,14 @@ impl<T: Scalar> Matrix<T> {
                 "a host matrix was analyzed but has no host method or CSR".into(),
             ));
         };
-        let _ = forms.poll(self.values_gen, |m| {
-            m.update_values(csr);
-            Ok(true)
-        });
+        let _ = forms.poll(
+            self.values_gen,
+            |m| {
+                m.update_values(csr);
+                Ok(true)
+            },
+            false,
+        );
         let running = forms.running();
         match op {
             Operation::NonTranspose => running.method.spmv(csr, alpha, x, beta, y),
@@ -642,13 +659,18 @@ impl<T: Scalar> Matrix<T> {
             // A product boundary: a finished background build is swapped in here (never
             // waited for; its values refreshed on this stream first if update_values came
             // since).
-            let swapped = gpu.forms.poll(self.values_gen, |m| {
-                // A refresh captured into a graph would run only with the graph: swap later.
-                if cuda::is_capturing(dev, stream)? {
-                    return Ok(false);
-                }
-                m.refresh_values(&gpu.csr, stream).map(|_| true)
-            });
+            let swapped = gpu.forms.poll(
+                self.values_gen,
+                |m| {
+                    // A refresh captured into a graph would run only with the graph: swap
+                    // later.
+                    if cuda::is_capturing(dev, stream)? {
+                        return Ok(false);
+                    }
+                    m.refresh_values(&gpu.csr, stream).map(|_| true)
+                },
+                gpu.trial.active(),
+            );
             if let Some((new, old)) = swapped {
                 gpu.trial.begin(new, old);
             }

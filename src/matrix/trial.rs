@@ -10,7 +10,9 @@
 //! (the two exchanged at a product boundary) [`SAMPLES`] of the old one, after [`WARM`] untimed
 //! products on each. The faster one stays: the old form wins only when its median is more
 //! than [`MARGIN`] below the new one's ([`SHORT_MARGIN`] for products under [`SHORT_MS`]).
-//! Then the trial is over: products read one atomic flag.
+//! Then the trial is over: products read one atomic flag. A second heavy format built for the
+//! same matrix (`select::then_try`) swaps in only after that (`Forms::poll`'s `hold`), and its
+//! own trial runs against the form the first one kept.
 //!
 //! What it never does: wait for an event (a sample is read at a later product, once its end
 //! event has completed: `cuEventQuery`), allocate (its events are made by the background
@@ -211,8 +213,8 @@ pub(super) struct Trial {
     /// True while a trial runs: the one thing a product reads otherwise.
     active: AtomicBool,
     state: Mutex<Option<Running>>,
-    /// What the trial found, for `info`.
-    note: OnceLock<String>,
+    /// What the trials found, for `info` (one sentence per trial, in order).
+    note: Mutex<String>,
 }
 
 impl Trial {
@@ -253,9 +255,9 @@ impl Trial {
         self.active.load(Ordering::Acquire)
     }
 
-    /// What the trial found (for `info`), once over.
-    pub(super) fn note(&self) -> Option<&str> {
-        self.note.get().map(String::as_str)
+    /// What the trials found (for `info`): empty before the first is over.
+    pub(super) fn note(&self) -> String {
+        self.note.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Before a product's launch, with the running form not yet read: reads the samples that
@@ -305,10 +307,13 @@ impl Trial {
                     Side::New => (run.new, run.old),
                     Side::Old => (run.old, run.new),
                 };
-                let _ = self.note.set(format!(
-                    "trial on this matrix's products: {} {n:.4} ms, {} {o:.4} ms (medians of {SAMPLES}): {win} kept over {lose}; ",
-                    run.new, run.old
-                ));
+                self.note
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_str(&format!(
+                        "trial on this matrix's products: {} {n:.4} ms, {} {o:.4} ms (medians of {SAMPLES}): {win} kept over {lose}; ",
+                        run.new, run.old
+                    ));
                 *st = None;
                 self.active.store(false, Ordering::Release);
                 return None;
