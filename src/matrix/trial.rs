@@ -9,7 +9,9 @@
 //! CUDA events around the product's own launches: [`SAMPLES`] products of the new form, then
 //! (the two exchanged at a product boundary) [`SAMPLES`] of the old one, after [`WARM`] untimed
 //! products on each. The faster one stays: the old form wins only when its median is more
-//! than [`MARGIN`] below the new one's ([`SHORT_MARGIN`] for products under [`SHORT_MS`]).
+//! than [`MARGIN`] below the new one's ([`SHORT_MARGIN`] for products under [`SHORT_MS`]); in a
+//! later trial of the same analysis (a second candidate, `select::then_try`) the margin
+//! favours the old form instead: the new one must win by it.
 //! Then the trial is over: products read one atomic flag. A second heavy format built for the
 //! same matrix (`select::then_try`) swaps in only after that (`Forms::poll`'s `hold`), and its
 //! own trial runs against the form the first one kept.
@@ -35,17 +37,18 @@ pub(super) const SAMPLES: usize = 5;
 /// Products run untimed on a side before its timed ones (the first product after an exchange
 /// finds the other form's arrays in L2).
 pub(super) const WARM: usize = 1;
-/// The old form is kept only when its median time is this much below the new one's.
+/// The side the trial does not favour (the old form in AUTO's first trial, the new one in a
+/// later trial) is kept only when its median time is this much below the other's.
 pub(super) const MARGIN: f64 = 0.01;
-/// Below this many ms per product (the new form's median) the old form must be [`SHORT_MARGIN`]
-/// faster. A timed product's start event is recorded before the method's host-side work, so
+/// Below this many ms per product (the favoured side's median) the side not favoured must be
+/// [`SHORT_MARGIN`] faster. A timed product's start event is recorded before the method's host-side work, so
 /// when the stream's queue has run dry the event pair also times the host's part of the call
 /// (3.7-4.0 µs for a launch on the H100 machine, notes/overhead.md), which differs between
 /// methods: in session 17's run B, BRC on a 2D grid of 2.1M non-zeros timed 12.4 µs in its
 /// trial against 5.6 µs back to back, CSR_VECTOR 10.0 against 8.7, and the trial went back
 /// to the slower CSR_VECTOR. Above it the host's part is under a tenth of a product.
 pub(super) const SHORT_MS: f64 = 0.04;
-/// The old form's lead a short product's trial needs (see [`SHORT_MS`]).
+/// The lead a short product's trial needs (see [`SHORT_MS`]).
 pub(super) const SHORT_MARGIN: f64 = 0.25;
 /// Event pairs: products timed and not read yet, at most.
 const SLOTS: usize = 2 * (SAMPLES + WARM);
@@ -81,6 +84,10 @@ pub(super) struct Verdict {
     old: Vec<f64>,
     /// The side kept, once decided.
     kept: Option<Side>,
+    /// Which side the margin favours: the new form when AUTO's rule predicted it (the first
+    /// trial of an analysis), the old one when it is only a candidate after another's trial
+    /// (`select::then_try`).
+    favour_new: bool,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -90,7 +97,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 impl Verdict {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(favour_new: bool) -> Self {
         Verdict {
             running: Side::New,
             launched: 0,
@@ -98,6 +105,7 @@ impl Verdict {
             new: Vec::new(),
             old: Vec::new(),
             kept: None,
+            favour_new,
         }
     }
 
@@ -152,11 +160,14 @@ impl Verdict {
     pub(super) fn decide(&mut self) -> bool {
         if self.kept.is_none() && self.new.len() >= SAMPLES && self.old.len() >= SAMPLES {
             let (n, o) = (median(&self.new), median(&self.old));
-            let margin = if n < SHORT_MS { SHORT_MARGIN } else { MARGIN };
-            self.kept = Some(if o < n * (1.0 - margin) {
-                Side::Old
-            } else {
-                Side::New
+            let short = if self.favour_new { n } else { o } < SHORT_MS;
+            let margin = if short { SHORT_MARGIN } else { MARGIN };
+            // The side not favoured must win by the margin.
+            self.kept = Some(match self.favour_new {
+                true if o < n * (1.0 - margin) => Side::Old,
+                true => Side::New,
+                false if n < o * (1.0 - margin) => Side::New,
+                false => Side::Old,
             });
         }
         self.kept.is_some()
@@ -212,6 +223,8 @@ pub(super) struct Trial {
     events: OnceLock<Vec<(Event, Event)>>,
     /// True while a trial runs: the one thing a product reads otherwise.
     active: AtomicBool,
+    /// A trial has begun on this analysis (the next favours the form it kept).
+    begun: AtomicBool,
     state: Mutex<Option<Running>>,
     /// What the trials found, for `info` (one sentence per trial, in order).
     note: Mutex<String>,
@@ -240,8 +253,10 @@ impl Trial {
         if st.is_some() {
             return;
         }
+        // The first trial tries what AUTO's rule predicted; a later one a mere candidate.
+        let first = !self.begun.swap(true, Ordering::AcqRel);
         *st = Some(Running {
-            verdict: Verdict::new(),
+            verdict: Verdict::new(first),
             new,
             old,
             free: (0..SLOTS).rev().collect(),
@@ -361,7 +376,7 @@ mod tests {
     /// Runs a trial whose products take `new` and `old` ms (each read at once), returning the
     /// side kept, the exchanges made and the products run.
     fn run(new: f64, old: f64, exchange_fails_every: usize) -> (Side, usize, usize) {
-        let mut v = Verdict::new();
+        let mut v = Verdict::new(true);
         let (mut exchanges, mut products) = (0, 0);
         while products < 1000 {
             v.decide();
@@ -406,6 +421,34 @@ mod tests {
     }
 
     #[test]
+    fn a_later_trial_keeps_the_old_form_unless_the_new_wins_by_the_margin() {
+        let run_later = |new: f64, old: f64| {
+            let mut v = Verdict::new(false);
+            for _ in 0..100 {
+                v.decide();
+                if v.kept() == Some(v.running) {
+                    return v.running;
+                }
+                if v.step() == Step::Exchange {
+                    v.exchanged();
+                }
+                if let Some(side) = v.launch() {
+                    v.sample(side, if side == Side::New { new } else { old });
+                }
+            }
+            panic!("the trial never ended");
+        };
+        // Long products: 1%.
+        assert_eq!(run_later(0.0995, 0.1), Side::Old);
+        assert_eq!(run_later(0.0980, 0.1), Side::New);
+        // Short ones: 25% (session 18's run E, elasticity 24³ f32: BCCOO 14.4 against BRC's
+        // 11.1 µs in the trial kept the slower BCCOO when the margin favoured it).
+        assert_eq!(run_later(0.0144, 0.0111), Side::Old);
+        assert_eq!(run_later(0.0090, 0.0111), Side::Old);
+        assert_eq!(run_later(0.0204, 0.0292), Side::New);
+    }
+
+    #[test]
     fn a_short_product_needs_a_larger_lead_to_go_back() {
         // 12.4 against 10.0 µs: the host's part of the call may be the difference.
         assert_eq!(run(0.0124, 0.0100, 0).0, Side::New);
@@ -423,7 +466,7 @@ mod tests {
 
     #[test]
     fn the_median_ignores_one_slow_sample() {
-        let mut v = Verdict::new();
+        let mut v = Verdict::new(true);
         for ms in [0.08, 0.5, 0.08, 0.08, 0.08] {
             v.sample(Side::New, ms);
         }
@@ -437,7 +480,7 @@ mod tests {
 
     #[test]
     fn lost_samples_are_timed_again_and_warm_products_never() {
-        let mut v = Verdict::new();
+        let mut v = Verdict::new(true);
         assert_eq!(
             v.launch(),
             None,
