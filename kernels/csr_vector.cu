@@ -246,17 +246,19 @@ __device__ __forceinline__ void csr_slice_stage(const T *__restrict__ src, T *__
     }
 }
 
+// Block b is work item b: slice b / chunks, rows [rows * c / chunks, rows * (c + 1) / chunks)
+// with c = b % chunks.
 template <typename T>
-__device__ __forceinline__ void csr_vector_sliced(int rows, int cols, int width,
-                                                  const int *__restrict__ items,
+__device__ __forceinline__ void csr_vector_sliced(int rows, int cols, int width, int chunks,
                                                   const int *__restrict__ split,
                                                   const int *__restrict__ col_ind,
                                                   const T *__restrict__ values,
                                                   const T *__restrict__ x, T *__restrict__ part) {
     extern __shared__ __align__(16) unsigned char csr_slice_smem[];
     T *xs = reinterpret_cast<T *>(csr_slice_smem);
-    const int s = items[3 * blockIdx.x], r0 = items[3 * blockIdx.x + 1],
-              r1 = items[3 * blockIdx.x + 2];
+    const int s = blockIdx.x / chunks, c = blockIdx.x % chunks;
+    const int r0 = (int)((long long)rows * c / chunks);
+    const int r1 = (int)((long long)rows * (c + 1) / chunks);
     const int c0 = s * width;
     const int n = min(width, cols - c0);
     csr_slice_stage<T>(x + c0, xs, n);
@@ -327,10 +329,10 @@ __device__ __forceinline__ void csr_vector_combine(int rows, int slices,
 
 #define CSR_SLICED_ENTRY(T, S)                                                                 \
     extern "C" __global__ void csr_vector_sliced_##S(                                          \
-        int rows, int cols, int width, const int *__restrict__ items,                          \
-        const int *__restrict__ split, const int *__restrict__ col_ind,                        \
-        const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ part) {         \
-        csr_vector_sliced<T>(rows, cols, width, items, split, col_ind, values, x, part);       \
+        int rows, int cols, int width, int chunks, const int *__restrict__ split,              \
+        const int *__restrict__ col_ind, const T *__restrict__ values, const T *__restrict__ x, \
+        T *__restrict__ part) {                                                                \
+        csr_vector_sliced<T>(rows, cols, width, chunks, split, col_ind, values, x, part);      \
     }                                                                                          \
     extern "C" __global__ void csr_vector_combine_##S(int rows, int slices,                    \
                                                       const T *__restrict__ part,              \

@@ -64,24 +64,22 @@ const AUX_BLOCK: u32 = 256;
 /// Rows one block of `csr_vector_combine_<T>` takes (its CSR_COMBINE_ROWS).
 const COMBINE_ROWS: usize = 32;
 
-/// The sliced mode on the device: its kernels, the slice bounds, the work items and the ring
-/// of partial-sum slots.
+/// The sliced mode on the device: its kernels, the slice bounds and the ring of partial-sum
+/// slots (one allocation).
 struct Sliced {
     shape: Slicing,
     run: Function,
     combine: Function,
     /// `(slices + 1) x rows` entry positions: where each row crosses each slice.
     split: DeviceBuffer,
-    /// (slice, first row, end row) per work item.
-    items: DeviceBuffer,
     /// `SLICED_RING` slots of `slices x rows` partial sums.
     part: DeviceBuffer,
     ring: SlotRing,
 }
 
 impl Sliced {
-    /// Loads the kernels, uploads the items, allocates the workspace and queues the slice
-    /// bounds' build on `stream` (asynchronous: the products that follow on any stream are
+    /// Loads the kernels, allocates the bounds and the workspace and queues the bounds' build
+    /// on `stream` (asynchronous: the products that follow on any stream are
     /// ordered after analyze by the matrix, as HOLA's row starts are).
     fn prepare<T: Scalar>(
         dev: &Arc<Device>,
@@ -100,21 +98,13 @@ impl Sliced {
             .with_shared(dev, shared)?;
         let combine = m.function(&format!("csr_vector_combine_{s}"))?;
         let split_fn = m.function("csr_vector_split")?;
-        let split = DeviceBuffer::alloc(
+        let [split, part] = DeviceBuffer::alloc_parts(
             dev,
-            (shape.slices + 1) * rows * 4,
-            "CSR_VECTOR slice bounds",
-        )?;
-        let items = DeviceBuffer::from_slice(
-            dev,
-            stream,
-            &shape.item_table(rows),
-            "CSR_VECTOR slice items",
-        )?;
-        let part = DeviceBuffer::alloc(
-            dev,
-            SLICED_RING * shape.slices * rows * val,
-            "CSR_VECTOR slice partial sums",
+            [
+                (shape.slices + 1) * rows * 4,
+                SLICED_RING * shape.slices * rows * val,
+            ],
+            "CSR_VECTOR slice bounds and partial sums",
         )?;
         let (rp, ci, _) = csr.arrays();
         let args = KernelArgs::new()
@@ -143,14 +133,13 @@ impl Sliced {
             run,
             combine,
             split,
-            items,
             part,
             ring: SlotRing::new(dev, SLICED_RING)?,
         })
     }
 
     fn bytes(&self) -> usize {
-        self.split.bytes() + self.items.bytes() + self.part.bytes()
+        self.split.bytes() + self.part.bytes()
     }
 
     /// y = alpha*A*x + beta*y: the sliced kernel into a workspace slot, then the combine.
@@ -174,18 +163,18 @@ impl Sliced {
                 .push(rows as i32)
                 .push(csr.cols() as i32)
                 .push(self.shape.width as i32)
-                .push(self.items.addr())
+                .push(self.shape.chunks as i32)
                 .push(self.split.addr())
                 .push(ci)
                 .push(va)
                 .push(x)
                 .push(part);
-            // SAFETY: csr_vector_sliced_<T>(int rows, int cols, int width, const int* items,
-            // const int* split, const int* col_ind, const T* values, const T* x, T* part):
-            // items holds 3 ints per block of the grid, split (slices + 1) x rows bounds built
-            // at prepare from these arrays, x cols values (checked by the caller), part one
-            // slot of slices x rows values; the dynamic shared memory is width values, which
-            // the function was allowed at prepare.
+            // SAFETY: csr_vector_sliced_<T>(int rows, int cols, int width, int chunks,
+            // const int* split, const int* col_ind, const T* values, const T* x, T* part): a
+            // block per work item (slices x chunks of them), split (slices + 1) x rows bounds
+            // built at prepare from these arrays, x cols values (checked by the caller), part
+            // one slot of slices x rows values; the dynamic shared memory is width values,
+            // which the function was allowed at prepare.
             unsafe {
                 launch_shared(
                     dev,

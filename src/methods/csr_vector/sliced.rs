@@ -62,8 +62,8 @@ impl Slicing {
         self.width * val_bytes
     }
 
-    /// The work items as the kernel reads them: (slice, first row, end row) per item, the rows
-    /// of each slice cut into `chunks` ranges of equal length.
+    /// The work items as the kernel computes them from its block index: (slice, first row, end
+    /// row) per item, the rows of each slice cut into `chunks` ranges of equal length.
     pub fn item_table(&self, rows: usize) -> Vec<i32> {
         let mut t = Vec::with_capacity(3 * self.items());
         for s in 0..self.slices {
