@@ -99,23 +99,30 @@ pub fn suits(stats: &RowStats) -> bool {
 }
 
 /// (width, slices) when the statistics pass the thresholds for `val_bytes`-byte values and
-/// slices of `slice_bytes`: a row's entries spread over more columns than one slice holds (a
-/// row whose x reads fall in a narrower window, a band, finds them in the L1 and the L2 as
-/// its neighbours read them: session 18's run D, 3D elasticity 24³ (41,472 columns, 81 entries
-/// per row within about 3,500 columns) sliced 40.8 µs against HOLA's 20.3 when only the
-/// width counted), and at least [`MIN_PER_SLICE`] of them in each slice they touch.
+/// slices of `slice_bytes`:
+/// - every row costs a bound and a partial sum in every slice, so the rows need at least
+///   [`MIN_PER_SLICE`] entries per slice on average, over all slices;
+/// - and their entries must spread over at least half the columns ([`MIN_SPREAD`]): rows whose
+///   x reads fall in a narrower window, a band, find them in the L1 and the L2 as their
+///   neighbours read them, and leave most slices empty. Session 18's runs D and E (H100, f64):
+///   3D elasticity 24³ (4 slices of 41,472 columns, 81 entries per row within ~3,500) sliced
+///   40.8 µs against HOLA's 20.3; 48³ (27 slices, rows within ~14,000 columns) 870 µs against
+///   BRC's 115.
 fn shape(stats: &RowStats, val_bytes: usize, slice_bytes: usize) -> Option<(usize, usize)> {
     let width = slice_bytes / val_bytes.max(1);
     if width == 0 || stats.rows == 0 || stats.nnz < MIN_NNZ {
         return None;
     }
     let slices = stats.cols.div_ceil(width);
-    // The slices a row's entries touch: its spread (first to last column) over the width.
-    let touched = (stats.col_spread / width as f64).ceil().max(1.0);
-    let worth =
-        slices >= 2 && stats.col_spread > width as f64 && stats.mean / touched >= MIN_PER_SLICE;
+    let worth = slices >= 2
+        && stats.col_spread >= MIN_SPREAD * stats.cols as f64
+        && stats.mean / slices as f64 >= MIN_PER_SLICE;
     worth.then_some((width, slices))
 }
+
+/// The fraction of the columns a row's entries must spread over, on average (first to last
+/// column), for the sliced mode.
+pub const MIN_SPREAD: f64 = 0.5;
 
 /// The sliced mode's shape for a matrix on a device, or None where the plain kernel runs.
 /// `shared_per_block`: the most dynamic shared memory a block may use; `shared_per_sm`, `sm`:
@@ -234,11 +241,14 @@ mod tests {
         // 8 entries per slice (4M columns in f64): the partial sums cost more than they save.
         assert!(rule(&lp(4284, 4_000_000, 2600), 8, H100).is_none());
         assert!(!suits(&lp(4284, 4_000_000, 2600)));
-        // Long rows within a band narrower than a slice (3D elasticity 24³): the caches
-        // serve them.
+        // Long rows within a band (3D elasticity 24³ and 48³): the caches serve them.
         let mut band = lp(41_472, 41_472, 81);
         band.col_spread = 3_500.0;
         assert!(rule(&band, 8, H100).is_none());
+        assert!(!suits(&band));
+        let mut band = lp(331_776, 331_776, 81);
+        band.col_spread = 14_000.0;
+        assert!(rule(&band, 4, H100).is_none());
         assert!(!suits(&band));
         // Short rows, small matrices, one slice: the plain kernel.
         assert!(!suits(&lp(1_000_000, 1_000_000, 16)));
