@@ -44,8 +44,8 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// And CSR_VECTOR for long rows over many columns (linear programs), which it runs in its
 /// sliced mode (x staged in shared memory one vertical slice at a time,
 /// `methods::csr_vector::sliced`): every other method there waits on the L2's rate of random x
-/// reads (H100, LP generator, f64 / f32: HOLA 108 / 101 µs, cuSPARSE 104 / 98, sliced 88 / 63
-/// in a first version, session 18's run A).
+/// reads (H100, LP generator, f64 / f32: HOLA 108.4 / 101.9 µs, cuSPARSE 105.3 / 98.0, sliced
+/// 86.8 / 56.2, session 18's run C).
 ///
 /// And, fitted on AUTO's training set (`scripts/auto-training`, `scripts/auto-fit.py`,
 /// notes/auto.md: a regret-minimising tree over the row statistics, the value type and the

@@ -8,8 +8,8 @@
 //! requests per second on an H100: the product runs at 40-45% of the DRAM bandwidth whatever
 //! kernel reads the CSR (HOLA 108 µs, cuSPARSE 104 µs on the LP generator's 11M entries in
 //! f64). Staged in shared memory, a slice of x is read from the L2 once per block, coalesced,
-//! and the entries read it from shared memory (session 18's run A: 88 µs in f64, 63 µs in f32
-//! against cuSPARSE's 98, in a first version; notes/csr_vector.md).
+//! and the entries read it from shared memory (session 18's run C: 86.8 µs in f64 and 56.2 µs
+//! in f32 against cuSPARSE's 105.3 and 98.0; notes/csr_vector.md).
 //!
 //! The cost: every row writes one partial sum per slice and a second kernel adds them, so a
 //! row must have many entries in each slice to pay for it ([`MIN_PER_SLICE`]), and each block
