@@ -156,7 +156,6 @@ fn hola_large_matrices_with_long_and_many_rows_match_on_the_gpu() {
 #[test]
 fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
     let _device = common::gpu::whole_device();
-    use cudarc::driver::sys;
     use tessera::backend::cuda::DeviceVec;
     use tessera::Operation;
     let Some(mut h) = gpu() else { return };
@@ -179,28 +178,16 @@ fn hola_products_replayed_from_a_cuda_graph_are_right_in_every_mode() {
             m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
                 .unwrap()
         });
-        let mut want_y = y0.clone();
-        for round in 0..3 {
-            let x: Vec<f64> = common::products::x_for(a.cols(), 100 + round);
-            dx.copy_from(&x).unwrap();
-            common::gpu::launch(exec, stream);
-            let y = dy.to_vec(h.cuda_stream()).unwrap();
-            common::products::assert_product(
-                &format!("{name} ({params}) graph replay {round}"),
-                &a,
-                Operation::NonTranspose,
-                2.0,
-                &x,
-                0.5,
-                &want_y,
-                &y,
-            );
-            want_y = y;
-        }
-        // SAFETY: destroyed once, after its last launch finished (to_vec waited).
-        unsafe {
-            sys::cuGraphExecDestroy(exec);
-        }
+        common::gpu::replay_checked(
+            &h,
+            exec,
+            stream,
+            &mut dx,
+            &dy,
+            &a,
+            y0,
+            &format!("{name} ({params})"),
+        );
         assert!(params.contains(mode), "{spec}: {params}, expected{mode}");
     }
     h.set_stream(0).unwrap();

@@ -10,8 +10,8 @@
 mod common;
 
 use common::gpu::{
-    capture, checked_product, destroy_stream, gpu, launch, new_stream, queued_products_on_streams,
-    shared_device, whole_device, DeviceArrays,
+    capture, checked_product, destroy_stream, gpu, new_stream, queued_products_on_streams,
+    replay_checked, shared_device, whole_device, DeviceArrays,
 };
 use common::products::{assert_product, check_method, x_for};
 use tessera::backend::cuda::DeviceVec;
@@ -140,28 +140,7 @@ fn a_captured_sliced_product_replays_with_new_x() {
         m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
             .unwrap()
     });
-    let mut want_y = y0;
-    for round in 0..3 {
-        let x = x_for(a.cols(), 100 + round);
-        dx.copy_from(&x).unwrap();
-        launch(exec, stream);
-        let y = dy.to_vec(h.cuda_stream()).unwrap();
-        assert_product(
-            &format!("graph replay {round}"),
-            &a,
-            Operation::NonTranspose,
-            2.0,
-            &x,
-            0.5,
-            &want_y,
-            &y,
-        );
-        want_y = y;
-    }
-    // SAFETY: destroyed once, after its last launch finished (to_vec waited).
-    unsafe {
-        cudarc::driver::sys::cuGraphExecDestroy(exec);
-    }
+    replay_checked(&h, exec, stream, &mut dx, &dy, &a, y0, "edges");
     h.set_stream(0).unwrap();
     destroy_stream(stream);
 }

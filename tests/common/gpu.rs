@@ -162,6 +162,44 @@ pub fn launch(exec: sys::CUgraphExec, stream: sys::CUstream) {
     );
 }
 
+/// Replays `exec`, a captured `y = 2 A x + 0.5 y` on `stream` over `dx` and `dy`, three times
+/// with a new x each time, checks each y against the f64 product from the y before it (`y0`
+/// first), then destroys the graph.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_checked(
+    h: &Handle,
+    exec: sys::CUgraphExec,
+    stream: sys::CUstream,
+    dx: &mut DeviceVec<f64>,
+    dy: &DeviceVec<f64>,
+    a: &Csr<f64>,
+    y0: Vec<f64>,
+    what: &str,
+) {
+    let mut want_y = y0;
+    for round in 0..3 {
+        let x = x_for(a.cols(), 100 + round);
+        dx.copy_from(&x).unwrap();
+        launch(exec, stream);
+        let y = dy.to_vec(h.cuda_stream()).unwrap();
+        assert_product(
+            &format!("{what}: graph replay {round}"),
+            a,
+            Operation::NonTranspose,
+            2.0,
+            &x,
+            0.5,
+            &want_y,
+            &y,
+        );
+        want_y = y;
+    }
+    // SAFETY: destroyed once, after its last launch finished (to_vec waited).
+    unsafe {
+        sys::cuGraphExecDestroy(exec);
+    }
+}
+
 /// A caller's CSR arrays in device memory (int32 indices, base 0, values of type `T`), for the
 /// creates that read device arrays in place.
 pub struct DeviceArrays<T> {
