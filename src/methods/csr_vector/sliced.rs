@@ -23,18 +23,18 @@ use crate::csr::RowStats;
 use std::fmt;
 
 /// Bytes of x one block stages: two blocks fit in an H100's or H200's 228 KiB per SM.
-pub const SLICE_BYTES: usize = 96 * 1024;
+pub(crate) const SLICE_BYTES: usize = 96 * 1024;
 /// Threads per block (measured in session 18's run A: 512 about 1.7x faster than 256 on the
 /// LP generator: a block waits for its slice before it starts, so it needs many rows in flight).
-pub const BLOCK: u32 = 512;
+pub(crate) const BLOCK: u32 = 512;
 /// Non-zeros below which the mode is not used: small products are bound by their launches,
 /// and the mode takes two.
-pub const MIN_NNZ: usize = 1_000_000;
+pub(crate) const MIN_NNZ: usize = 1_000_000;
 /// Mean entries per row and slice from which the mode is used. Measured in session 18's run A
 /// (H100, rows of 2,600 random columns; sliced against the better of a CSR-vector kernel and
 /// cuSPARSE): 29 per slice 1.18x (f64, 1.09M columns), 58 1.55x (f32), 16 1.15x (f32, 4M
 /// columns), 8 0.74x (f64, 4M columns).
-pub const MIN_PER_SLICE: f64 = 16.0;
+pub(crate) const MIN_PER_SLICE: f64 = 16.0;
 
 /// A sliced product's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +122,7 @@ fn shape(stats: &RowStats, val_bytes: usize, slice_bytes: usize) -> Option<(usiz
 
 /// The fraction of the columns a row's entries must spread over, on average (first to last
 /// column), for the sliced mode.
-pub const MIN_SPREAD: f64 = 0.5;
+pub(crate) const MIN_SPREAD: f64 = 0.5;
 
 /// The sliced mode's shape for a matrix on a device, or None where the plain kernel runs.
 /// `shared_per_block`: the most dynamic shared memory a block may use; `shared_per_sm`, `sm`:
