@@ -198,8 +198,32 @@ struct csr_slice_vec<double> {
     static constexpr int n = 2;
 };
 
-// xs[0, n) = src[0, n): 16-byte loads, CSR_SLICE_UNROLL of them in flight per thread, when src
-// is 16-byte aligned (a caller's x need not be); one value per load otherwise.
+// dst[i] = src[i] for i in [begin, n): CSR_SLICE_UNROLL loads in flight per thread before their
+// stores. V is a value type or a 16-byte vector of them (__ldg has both).
+template <typename V>
+__device__ __forceinline__ void csr_slice_copy(const V *__restrict__ src, V *__restrict__ dst,
+                                               int begin, int n) {
+    for (int base = begin; base < n; base += CSR_SLICE_UNROLL * blockDim.x) {
+        V v[CSR_SLICE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            if (i < n) {
+                v[u] = __ldg(src + i);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
+            const int i = base + u * blockDim.x + threadIdx.x;
+            if (i < n) {
+                dst[i] = v[u];
+            }
+        }
+    }
+}
+
+// xs[0, n) = src[0, n): 16-byte loads when src is 16-byte aligned (a caller's x need not be),
+// then one value per load for the rest (all of it when src is not aligned).
 template <typename T>
 __device__ __forceinline__ void csr_slice_stage(const T *__restrict__ src, T *__restrict__ xs,
                                                 int n) {
@@ -207,43 +231,10 @@ __device__ __forceinline__ void csr_slice_stage(const T *__restrict__ src, T *__
     constexpr int N = csr_slice_vec<T>::n;
     int done = 0;
     if ((reinterpret_cast<unsigned long long>(src) & 15ull) == 0) {
-        const int nv = n / N;
-        const V *sv = reinterpret_cast<const V *>(src);
-        V *dv = reinterpret_cast<V *>(xs);
-        for (int base = 0; base < nv; base += CSR_SLICE_UNROLL * blockDim.x) {
-            V v[CSR_SLICE_UNROLL];
-#pragma unroll
-            for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-                const int i = base + u * blockDim.x + threadIdx.x;
-                if (i < nv) {
-                    v[u] = __ldg(sv + i);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-                const int i = base + u * blockDim.x + threadIdx.x;
-                if (i < nv) {
-                    dv[i] = v[u];
-                }
-            }
-        }
-        done = nv * N;
+        csr_slice_copy<V>(reinterpret_cast<const V *>(src), reinterpret_cast<V *>(xs), 0, n / N);
+        done = n / N * N;
     }
-    for (int base = done; base < n; base += CSR_SLICE_UNROLL * blockDim.x) {
-        T v[CSR_SLICE_UNROLL];
-#pragma unroll
-        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-            const int i = base + u * blockDim.x + threadIdx.x;
-            v[u] = i < n ? tessera_ro_load(src + i) : T(0);
-        }
-#pragma unroll
-        for (int u = 0; u < CSR_SLICE_UNROLL; u++) {
-            const int i = base + u * blockDim.x + threadIdx.x;
-            if (i < n) {
-                xs[i] = v[u];
-            }
-        }
-    }
+    csr_slice_copy<T>(src, xs, done, n);
 }
 
 // Block b is work item b: slice b / chunks, rows [rows * c / chunks, rows * (c + 1) / chunks)

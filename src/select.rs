@@ -199,6 +199,19 @@ pub fn then_try(stats: &RowStats, first: Algorithm) -> Option<Algorithm> {
     (trial_candidate(stats) == Some(first)).then_some(Algorithm::Bccoo)
 }
 
+/// [`then_try`] where a trial will follow, as [`background_plan`] decides it: `trial` (the
+/// caller times what swaps in), trials not switched off, not `deterministic`.
+pub fn second_trial(
+    stats: &RowStats,
+    first: Algorithm,
+    deterministic: bool,
+    trial: bool,
+) -> Option<Algorithm> {
+    (trial && trial_enabled() && !deterministic)
+        .then(|| then_try(stats, first))
+        .flatten()
+}
+
 /// False when `TESSERA_TRIAL` is `0` (or `off`, `false`, `no`): a heavy format that AUTO swaps
 /// in stays without being timed against the method it replaced, and [`trial_candidate`]'s
 /// formats are not built. Read once per process.

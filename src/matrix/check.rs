@@ -145,13 +145,12 @@ fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
     };
     match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, spare) {
         Some((now, later)) if spare => {
-            let mut builds = vec![after(later)];
             // A second format to try once the first one's trial is over.
-            let then = select::trial_enabled()
-                .then(|| select::then_try(stats, later))
-                .flatten();
-            builds.extend(then.map(after));
-            (now, builds)
+            let second = select::second_trial(stats, later, false, spare);
+            (
+                now,
+                std::iter::once(later).chain(second).map(after).collect(),
+            )
         }
         Some((now, _)) => (now, Vec::new()),
         None => (select::heuristic(stats, false, sm), Vec::new()),

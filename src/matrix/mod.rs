@@ -223,34 +223,32 @@ impl<T: Scalar> Matrix<T> {
                 // A format that builds on the device from the device CSR (BRC's ELL form of
                 // even rows) moves no copies: its build starts after tens of products, not
                 // thousands, and a process with one core runs it here.
-                let on_device = handle.cuda().is_some()
-                    && self.csr.is_none()
-                    && !methods::needs_host_csr(later, Tuning::None, &self.stats);
-                if select::spare_core() {
-                    // On the CUDA backend a build's copies slow the products running beside
-                    // them: it starts when the products have earned it.
-                    let from = match (on_device, self.csr.is_some()) {
+                let from = |target: Algorithm| {
+                    let on_device = handle.cuda().is_some()
+                        && self.csr.is_none()
+                        && !methods::needs_host_csr(target, Tuning::None, &self.stats);
+                    match (on_device, self.csr.is_some()) {
                         (true, _) => select::BuildFrom::Device,
                         (false, true) => select::BuildFrom::HostCopy,
                         (false, false) => select::BuildFrom::Download,
-                    };
-                    let after = match handle.cuda() {
-                        Some(_) => select::background_start_after(later, from),
-                        None => 0,
-                    };
-                    let mut builds = vec![(later, None, after)];
-                    // A second format to try once the first one's trial is over (built from
-                    // the host copy, thousands of products later).
-                    let then = (trial && select::trial_enabled() && !det)
-                        .then(|| select::then_try(&self.stats, later))
-                        .flatten();
-                    if let Some(next) = then {
-                        let from = match self.csr.is_some() {
-                            true => select::BuildFrom::HostCopy,
-                            false => select::BuildFrom::Download,
-                        };
-                        builds.push((next, None, select::background_start_after(next, from)));
                     }
+                };
+                let on_device = from(later) == select::BuildFrom::Device;
+                if select::spare_core() {
+                    // On the CUDA backend a build's copies slow the products running beside
+                    // them: it starts when the products have earned it. A second format to
+                    // try follows once the first one's trial is over.
+                    let second = select::second_trial(&self.stats, later, det, trial);
+                    let builds = std::iter::once(later)
+                        .chain(second)
+                        .map(|target| {
+                            let after = match handle.cuda() {
+                                Some(_) => select::background_start_after(target, from(target)),
+                                None => 0,
+                            };
+                            (target, None, after)
+                        })
+                        .collect();
                     return self.analyze_with(handle, now, Tuning::None, builds);
                 }
                 // One core for this process (e.g. an MPI rank bound to a core): a background

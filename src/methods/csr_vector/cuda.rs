@@ -8,7 +8,7 @@
 //! `csr_vector_sliced_<T>` (one block per slice and row range, x staged in shared memory,
 //! partial sums to a workspace slot) and `csr_vector_combine_<T>`. The workspace is a ring of
 //! [`SLICED_RING`] slots ([`SlotRing`]): concurrent products of one matrix never share one.
-//! Tuning (any kind) does not touch the sliced mode's shape.
+//! Its shape is the rule's: tuning (any kind) is skipped for a sliced matrix.
 //!
 //! ONLINE (§6): while the tuner is searching, a call first asks (without waiting) whether the
 //! previous timed call has finished; if so its time goes to the tuner. If no timed call is in
@@ -68,6 +68,8 @@ const COMBINE_ROWS: usize = 32;
 /// slots (one allocation).
 struct Sliced {
     shape: Slicing,
+    /// Dynamic shared memory per block of `run`: the slice's x.
+    shared: u32,
     run: Function,
     combine: Function,
     /// `(slices + 1) x rows` entry positions: where each row crosses each slice.
@@ -130,6 +132,7 @@ impl Sliced {
         }
         Ok(Sliced {
             shape,
+            shared,
             run,
             combine,
             split,
@@ -181,7 +184,7 @@ impl Sliced {
                     &self.run,
                     self.shape.items(),
                     self.shape.block,
-                    (self.shape.width * val) as u32,
+                    self.shared,
                     stream,
                     args,
                 )?;
@@ -295,7 +298,19 @@ impl<T: Scalar> CsrVectorGpu<T> {
             dev.sm_count(),
             params::min_blocks(dev.sm_count())
         );
+        let shape = (!csr.index64() && csr.rows() > 0)
+            .then(|| {
+                let limits = (
+                    dev.max_shared_per_block(),
+                    dev.shared_per_sm(),
+                    dev.sm_count(),
+                );
+                sliced::rule(stats, std::mem::size_of::<T>(), limits)
+            })
+            .flatten();
         let (params, kernels, online, tuned) = match tuning {
+            // The sliced mode runs every product: the plain kernel is neither loaded nor tuned.
+            _ if shape.is_some() => (fixed, Vec::new(), None, rule),
             Tuning::None => (
                 fixed,
                 load::<T>(dev, &[fixed.coop], csr.index64())?,
@@ -326,16 +341,6 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 (best, kernels, None, format!("{rule}; {text}"))
             }
         };
-        let shape = (!csr.index64() && csr.rows() > 0)
-            .then(|| {
-                let limits = (
-                    dev.max_shared_per_block(),
-                    dev.shared_per_sm(),
-                    dev.sm_count(),
-                );
-                sliced::rule(stats, std::mem::size_of::<T>(), limits)
-            })
-            .flatten();
         let sliced = match shape {
             Some(shape) => Some(Sliced::prepare(dev, stream, csr, shape)?),
             None => None,
@@ -444,7 +449,7 @@ impl<T: Scalar> CsrVectorGpu<T> {
             return format!(
                 "{} ({} KiB of x per block; rule: long rows over many columns, >= {} entries per row and slice)",
                 sl.shape,
-                sl.shape.width * std::mem::size_of::<T>() / 1024,
+                sl.shared / 1024,
                 sliced::MIN_PER_SLICE
             );
         }
@@ -495,7 +500,7 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
         CsrVectorGpu::spmv(self, csr, stream, alpha, x, beta, y)
     }
 
-    // The format is the CSR itself; the sliced mode adds its bounds, items and workspace.
+    // The format is the CSR itself; the sliced mode adds its bounds and workspace.
     fn device_bytes(&self) -> usize {
         self.sliced.as_ref().map_or(0, Sliced::bytes)
     }

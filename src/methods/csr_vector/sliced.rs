@@ -64,7 +64,8 @@ impl Slicing {
 
     /// The work items as the kernel computes them from its block index: (slice, first row, end
     /// row) per item, the rows of each slice cut into `chunks` ranges of equal length.
-    pub fn item_table(&self, rows: usize) -> Vec<i32> {
+    #[cfg(test)]
+    fn item_table(&self, rows: usize) -> Vec<i32> {
         let mut t = Vec::with_capacity(3 * self.items());
         for s in 0..self.slices {
             for c in 0..self.chunks {
