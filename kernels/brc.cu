@@ -26,7 +26,9 @@
 //                       reuses a column another lane loads in the same instruction.
 //   brc_scale_rows_<T>: one thread per listed row: y = beta*y (0 when beta = 0, y not read).
 //                       Atomic variant, pure BRC: runs first, for split rows (which then
-//                       receive atomics) and empty rows (which are in no block).
+//                       receive atomics) and empty rows (which are in no block). brc_spmv
+//                       overlaps it (and brc_ell) on devices that allow it, waiting for it
+//                       before its first atomic (tessera_wait_primary, kernels/common.cuh).
 //   brc_ell_<T>:        hybrid: one thread per row, the row's first k entries (ELL, column-major
 //                       rows x k, no permutation): y = alpha*sum + beta*y for every row. Runs
 //                       first; all BRC block rows are then SPLIT (they add).
@@ -55,9 +57,12 @@ __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
                                          T beta) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    // Launched overlapping brc_scale_rows or brc_ell (launch_overlapped): every thread waits
+    // for that kernel once, before its first write (so the product never completes before it).
+    bool waited = false;
     for (int i = 0; i < rep; ++i, t += stride) {
         if (t >= block_rows) {
-            return;
+            break;
         }
         const unsigned d = tessera_ro_load(dest + t);
         if (d == BRC_DUMMY) {
@@ -80,6 +85,10 @@ __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
                    tessera_ro_load(x + tessera_matrix_load<STREAM>(col + e));
         }
         const unsigned low = d & ~BRC_SPLIT;
+        if (!waited) {
+            tessera_wait_primary();
+            waited = true;
+        }
         if ((d & BRC_SPLIT) == 0u) {
             y[low] = beta != T(0) ? alpha * sum + beta * y[low] : alpha * sum;
         } else if (partial != nullptr) {
@@ -87,6 +96,9 @@ __device__ __forceinline__ void brc_spmv(long long block_rows, int b1, int rep,
         } else {
             atomicAdd(y + low, alpha * sum);
         }
+    }
+    if (!waited) {
+        tessera_wait_primary();
     }
 }
 
@@ -221,11 +233,13 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
     }                                                                                          \
     extern "C" __global__ void brc_scale_rows_##S(int n, const unsigned *__restrict__ rows,    \
                                                   T *__restrict__ y, T beta) {                 \
+        tessera_release_dependents();                                                          \
         brc_scale_rows<T>(n, rows, y, beta);                                                   \
     }                                                                                          \
     extern "C" __global__ void brc_ell_##S(int rows, int k, const int *__restrict__ col,       \
                                            const T *__restrict__ val, const T *__restrict__ x, \
                                            T *__restrict__ y, T alpha, T beta, int stream) {   \
+        tessera_release_dependents();                                                          \
         if (stream) {                                                                          \
             brc_ell<T, true>(rows, k, col, val, x, y, alpha, beta);                            \
         } else {                                                                               \

@@ -44,6 +44,24 @@ __device__ __forceinline__ T tessera_matrix_load(const T *p) {
     }
 }
 
+// A product's pair of kernels (a small first kernel preparing y, then the product), launched so
+// that the second overlaps the first (src/backend/cuda/launching.rs, launch_overlapped:
+// programmatic dependent launch, compute capability 9.0 and later). The first calls
+// tessera_release_dependents() as it starts, so the second's blocks may be scheduled at once;
+// the second calls tessera_wait_primary() before it touches anything the first writes, and
+// waits there for the first's completion and writes. Without the overlapped launch (older
+// devices, TESSERA_OVERLAP=0) both are no-ops: the stream orders the kernels.
+__device__ __forceinline__ void tessera_release_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tessera_wait_primary() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Instantiate M(type, suffix) for every value type tessera computes in.
 #define TESSERA_INSTANTIATE(M) M(float, f32) M(double, f64)
 

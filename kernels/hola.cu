@@ -70,8 +70,10 @@
 // Measured on an H100 (notes/hola.md): stencil27 0.136 -> 0.124 ms, circuit 0.054 -> 0.052.
 //
 // Empty rows (§3.3): a warp whose threads must step over empty rows after a row end is flagged;
-// flagged warps look the next non-empty row up in row_ptr instead of adding 1. Empty rows get
-// 0 in the output buffer, so their y becomes beta*y.
+// flagged warps take the next non-empty row from a shared table of the row starting at each of
+// the block's entries (filled with the row assignment) instead of adding 1. The paper looks it
+// up in row_ptr, a chain of dependent loads per row end. Empty rows get 0 in the output buffer,
+// so their y becomes beta*y.
 //
 // Gates: every kernel takes `gate` (NULL, or the verdict word of a check still running when the
 // product was launched) and the product kernels `n` (y's length): see tessera_gated in
@@ -411,12 +413,14 @@ __device__ __forceinline__ T hola_tail_rest(const HolaBlock &k, const int *__res
 
 // Alg. 4 (AssignRowsLocal): s_row[t] = local index of the row holding thread t's first
 // non-zero (-1 for threads without non-zeros), s_bits[t] bit j = thread t's j-th non-zero ends
-// a row (or the block), s_flag[w] = warp w must step over empty rows. Empty rows get 0 in
-// s_out when given. Ends with a barrier.
+// a row (or the block), s_flag[w] = warp w must step over empty rows, s_at[p] = local index of
+// the row starting at the block's entry p (written for every non-empty row; read only by
+// flagged warps, for entries below bn). Empty rows get 0 in s_out when given. Ends with a
+// barrier.
 template <typename T>
 __device__ __forceinline__ void hola_assign_rows(const HolaBlock &k, const int *__restrict__ row_ptr,
                                                  int *s_row, unsigned *s_bits, int *s_flag,
-                                                 T *s_out) {
+                                                 unsigned short *s_at, T *s_out) {
     const int tid = threadIdx.x;
     s_row[tid] = -1;
     s_bits[tid] = 0;
@@ -440,6 +444,7 @@ __device__ __forceinline__ void hola_assign_rows(const HolaBlock &k, const int *
             }
         } else {
             const int ta = (int)((a + NPT - 1) / NPT), tb = (int)((e - 1) / NPT);
+            s_at[a] = (unsigned short)i;
             for (int t = ta; t <= tb; ++t) {
                 s_row[t] = i;
             }
@@ -449,16 +454,12 @@ __device__ __forceinline__ void hola_assign_rows(const HolaBlock &k, const int *
     __syncthreads();
 }
 
-// The local row after `row` that holds a non-zero: row + 1, or further in a flagged warp.
-__device__ __forceinline__ int hola_next_row(int row, bool flagged, const HolaBlock &k,
-                                             const int *__restrict__ row_ptr) {
-    ++row;
-    if (flagged) {
-        while (row < k.nrows && row_ptr[k.r0 + row] == row_ptr[k.r0 + row + 1]) {
-            ++row;
-        }
-    }
-    return row;
+// The local row after `row`, which ended at the block's entry p, that holds a non-zero: row + 1,
+// or in a flagged warp the row starting at entry p + 1 (past the block's last entry nothing
+// reads the row any more).
+__device__ __forceinline__ int hola_next_row(int row, bool flagged, int p, const HolaBlock &k,
+                                             const unsigned short *s_at) {
+    return flagged && p + 1 < k.bn ? (int)s_at[p + 1] : row + 1;
 }
 
 // The COO path (§3.3): the row holding non-zero p (binary search over the block's rows).
@@ -532,6 +533,16 @@ __device__ __forceinline__ void hola_carry(int r, int slot, T part,
     }
 }
 
+// Share mode (hola_spmv, after hola_prescale): the product overlaps the prescale
+// (launch_overlapped); wait for its y = beta*y before the first atomic into a shared row. The
+// other modes run alone.
+template <bool CARRY, bool OWN>
+__device__ __forceinline__ void hola_wait_prescale() {
+    if constexpr (!CARRY && !OWN) {
+        tessera_wait_primary();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Alg. 3: the core product.
 template <typename T, bool CARRY, bool OWN>
@@ -544,6 +555,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     __shared__ int s_row[THREADS];
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
+    __shared__ unsigned short s_at[HOLA_NPB];
     __shared__ T s_out[HOLA_NPB];
     __shared__ T s_acc[2];
     __shared__ int s_last;
@@ -568,6 +580,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
             s += prod[j];
         }
         s = hola_block_sum(s, s_out);
+        hola_wait_prescale<CARRY, OWN>();
         if ((k.first_shared || k.last_shared) && CARRY) {
             hola_carry(k.r0, k.first_shared ? 2 * b : 2 * b + 1, s, row_ptr, carry, count, y,
                        alpha, beta, s_out, &s_last);
@@ -595,6 +608,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
                 y[k.r0 + i] = beta == T(0) ? T(0) : beta * y[k.r0 + i];
             }
         }
+        hola_wait_prescale<CARRY, OWN>();
         __syncthreads();
         if (k.tail_end != 0) {
             const T v = tessera_group_sum<32>(hola_tail_rest<T>(k, col_ind, values, x, tail));
@@ -653,7 +667,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
     }
 
     // The normal path.
-    hola_assign_rows<T>(k, row_ptr, s_row, s_bits, s_flag, s_out);
+    hola_assign_rows<T>(k, row_ptr, s_row, s_bits, s_flag, s_at, s_out);
     hola_multiply<T>(k.bn, tid, val, xs, prod);
     int row = s_row[tid];
     const unsigned bits = s_bits[tid];
@@ -669,7 +683,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
             s_out[row] = t;
             t = T(0);
             open = false;
-            row = hola_next_row(row, flagged, k, row_ptr);
+            row = hola_next_row(row, flagged, tid * NPT + j, k, s_at);
         }
     }
     __syncthreads(); // every completed row is stored before the leftovers are added
@@ -706,6 +720,7 @@ __device__ __forceinline__ void hola_spmv(int nnz, int nblocks, const int *__res
         }
     }
     __syncthreads();
+    hola_wait_prescale<CARRY, OWN>();
     // Coalesced write of the buffer; a row shared with a neighbouring block is added with an
     // atomic (its y holds beta*y from hola_prescale) or carried.
     const T first = s_out[0], last = s_out[k.nrows - 1];
@@ -744,6 +759,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     __shared__ int s_row[THREADS];
     __shared__ unsigned s_bits[THREADS];
     __shared__ int s_flag[HOLA_WARPS];
+    __shared__ unsigned short s_at[HOLA_NPB];
     const int tid = threadIdx.x;
     const HolaBlock k = hola_block<false>(nnz, nblocks, row_ptr, starts);
     int col[NPT];
@@ -777,7 +793,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
             }
         }
     } else {
-        hola_assign_rows<T>(k, row_ptr, s_row, s_bits, s_flag, (T *)nullptr);
+        hola_assign_rows<T>(k, row_ptr, s_row, s_bits, s_flag, s_at, (T *)nullptr);
         int row = s_row[tid];
         const unsigned bits = s_bits[tid];
         const bool flagged = s_flag[tid >> 5] != 0;
@@ -787,7 +803,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
             for (int j = 0; j < NPT; ++j) {
                 val[j] *= f;
                 if ((bits >> j) & 1u) {
-                    row = hola_next_row(row, flagged, k, row_ptr);
+                    row = hola_next_row(row, flagged, tid * NPT + j, k, s_at);
                     if (j < NPT - 1 && j + 1 + tid * NPT < k.bn) {
                         f = alpha * __ldg(x + k.r0 + row);
                     }
@@ -817,7 +833,10 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
         int nnz, int nblocks, const int *__restrict__ row_ptr, const int *__restrict__ col_ind, \
         const T *__restrict__ values, const int *__restrict__ starts, const T *__restrict__ x,  \
         T *y, T alpha, T beta, T *carry, int *count, const unsigned *__restrict__ gate, int n) { \
-        if (tessera_gated(gate, n, y)) return;                                                 \
+        if (tessera_gated(gate, n, y)) {                                                       \
+            hola_wait_prescale<CARRY, OWN>();                                                  \
+            return;                                                                            \
+        }                                                                                      \
         hola_spmv<T, CARRY, OWN>(nnz, nblocks, row_ptr, col_ind, values, starts, x, y, alpha,   \
                                  beta, carry, count);                                          \
     }
@@ -826,6 +845,7 @@ __device__ __forceinline__ void hola_spmvt(int nnz, int nblocks,
     extern "C" __global__ void hola_prescale_##S(int nblocks, const int *__restrict__ row_ptr, \
                                                  const int *__restrict__ starts, T *y, T beta,  \
                                                  const unsigned *__restrict__ gate) {           \
+        tessera_release_dependents();                                                          \
         if (gate != nullptr && *gate != 0u) return;                                            \
         hola_prescale<T>(nblocks, row_ptr, starts, y, beta);                                   \
     }                                                                                          \

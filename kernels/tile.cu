@@ -103,7 +103,8 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
     const int wib = threadIdx.x >> 5;
     const int item = blockIdx.x * (blockDim.x >> 5) + wib;
     if (item >= nitems) {
-        return; // the whole warp: item is warp-uniform
+        tessera_wait_primary(); // see below
+        return;                 // the whole warp: item is warp-uniform
     }
     const int r = lane & 15;
     const int h = lane >> 4;
@@ -186,6 +187,9 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
     }
     __syncwarp();
     s += __shfl_down_sync(TESSERA_FULL_MASK, s, 16);
+    // Launched overlapping tile_prescale (launch_overlapped): wait for its y = beta*y before
+    // the first write (every thread, so the product never completes before it).
+    tessera_wait_primary();
     const long long row = (long long)tr * 16 + lane;
     if (lane < 16 && row < (long long)rows) {
         const T v = alpha * s;
@@ -226,6 +230,7 @@ __device__ __forceinline__ void tile_prescale(int nsplit, int rows,
     extern "C" __global__ void tile_prescale_##S(int nsplit, int rows,                         \
                                                  const unsigned *__restrict__ split_rows,      \
                                                  T *__restrict__ y, T beta) {                  \
+        tessera_release_dependents();                                                          \
         tile_prescale<T>(nsplit, rows, split_rows, y, beta);                                   \
     }
 TESSERA_INSTANTIATE(TILE_ENTRY)

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// A kernel specialisation by its file name and define values.
 type SpecName = (&'static str, Vec<i64>);
@@ -24,6 +24,8 @@ pub struct Device {
     l2_bytes: usize,
     /// [`Device::streams_past_l2`] forced (tests): 0 by size, 1 always, 2 never.
     stream_loads: std::sync::atomic::AtomicU8,
+    /// [`Device::overlaps_launches`] forced: 0 by the device and `TESSERA_OVERLAP`, 1 yes, 2 no.
+    overlap: std::sync::atomic::AtomicU8,
     cc: (i32, i32),
     max_grid_x: u32,
     max_block: u32,
@@ -216,6 +218,7 @@ impl Device {
             sm_count,
             l2_bytes,
             stream_loads: std::sync::atomic::AtomicU8::new(0),
+            overlap: std::sync::atomic::AtomicU8::new(0),
             cc,
             max_grid_x,
             max_block,
@@ -313,6 +316,33 @@ impl Device {
             .store(v, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether the second kernel of a product's pair starts while the first still runs
+    /// ([`super::launching::launch_overlapped`]: programmatic dependent launch): on compute
+    /// capability 9.0 and later, unless `TESSERA_OVERLAP=0` (for measurements) or a test
+    /// forced it ([`Device::force_overlap`]).
+    pub fn overlaps_launches(&self) -> bool {
+        static OFF: OnceLock<bool> = OnceLock::new();
+        self.cc.0 >= 9
+            && match self.overlap.load(std::sync::atomic::Ordering::Relaxed) {
+                1 => true,
+                2 => false,
+                _ => !*OFF
+                    .get_or_init(|| std::env::var_os("TESSERA_OVERLAP").is_some_and(|v| v == "0")),
+            }
+    }
+
+    /// Forces [`Device::overlaps_launches`]'s answer on this device (`None`: by the device and
+    /// the environment again), for tests that run products both ways.
+    #[doc(hidden)]
+    pub fn force_overlap(&self, on: Option<bool>) {
+        let v = match on {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        };
+        self.overlap.store(v, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Compute capability (major, minor).
     pub fn compute_capability(&self) -> (i32, i32) {
         self.cc
@@ -347,7 +377,7 @@ impl Device {
     /// at run time: no kernel built in runs on it, or `TESSERA_BUILTIN_KERNELS=0` is set (for
     /// compute-sanitizer runs that want source lines: the run-time compiler adds line info).
     pub fn builtin_arch(&self) -> Option<i32> {
-        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        static OFF: OnceLock<bool> = OnceLock::new();
         let off = *OFF
             .get_or_init(|| std::env::var_os("TESSERA_BUILTIN_KERNELS").is_some_and(|v| v == "0"));
         builtin::arch_for(self.cc).filter(|_| !off)

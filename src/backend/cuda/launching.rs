@@ -73,7 +73,53 @@ pub(crate) unsafe fn launch_shared(
     block: u32,
     shared_bytes: u32,
     stream: Stream,
+    args: KernelArgs,
+) -> Result<()> {
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe { launch_with(dev, f, grid, block, shared_bytes, stream, args, false) }
+}
+
+/// [`launch`] for the second kernel of a product's pair, overlapping the first (programmatic
+/// dependent launch, compute capability 9.0 and later, unless [`Device::overlaps_launches`]
+/// says no): its blocks may start while the kernel launched just before it on `stream` still
+/// runs, and wait for that kernel's completion and writes where they execute
+/// `tessera_wait_primary()` (kernels/common.cuh). This hides the first kernel's run and the
+/// gap between the launches (a `hola_prescale` or `brc_scale_rows` before its product: about
+/// 3-5 us on the H100).
+///
+/// # Safety
+/// As [`launch`]; and the kernel launched just before on `stream` must be tessera's own first
+/// kernel of the same product (never a caller's work: this kernel may read x, or write y,
+/// while it runs), and this kernel must execute `tessera_wait_primary()` before it touches
+/// anything that kernel writes.
+pub(crate) unsafe fn launch_overlapped(
+    dev: &Device,
+    f: &Function,
+    grid: usize,
+    block: u32,
+    stream: Stream,
+    args: KernelArgs,
+) -> Result<()> {
+    let overlap = dev.overlaps_launches();
+    // SAFETY: the caller's contract, passed on unchanged.
+    unsafe { launch_with(dev, f, grid, block, 0, stream, args, overlap) }
+}
+
+/// The launch itself: `cuLaunchKernel`, or `cuLaunchKernelEx` allowing programmatic stream
+/// serialization when `overlap`.
+///
+/// # Safety
+/// As [`launch_shared`], and [`launch_overlapped`]'s contract when `overlap`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_with(
+    dev: &Device,
+    f: &Function,
+    grid: usize,
+    block: u32,
+    shared_bytes: u32,
+    stream: Stream,
     mut args: KernelArgs,
+    overlap: bool,
 ) -> Result<()> {
     dev.check_launch(&f.name, grid, block)?;
     if shared_bytes > f.shared_limit {
@@ -94,6 +140,36 @@ pub(crate) unsafe fn launch_shared(
         return Err(e.map_detail(|d| format!("{d} {why}")));
     }
     let _g = dev.enter()?;
+    if overlap {
+        let mut attr = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            // SAFETY: an all-zero union is a valid value of every member; the one member the
+            // attribute reads is set next.
+            value: unsafe { std::mem::zeroed() },
+        };
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid as u32,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: block,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shared_bytes,
+            hStream: stream.raw(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // SAFETY: as the plain launch below; `config` and the attribute it points at live
+        // until the call returns; the overlap contract is the caller's (launch_overlapped).
+        let r = unsafe {
+            sys::cuLaunchKernelEx(&config, f.f, params.as_mut_ptr(), std::ptr::null_mut())
+        };
+        return r
+            .result()
+            .map_err(|e| driver_error(e, &format!("cuLaunchKernelEx({})", f.name)));
+    }
     // SAFETY: f is a live function of a loaded module; each params entry points at a slot of
     // `args`, alive until the call returns (the driver copies the values); the argument
     // contract and the shared-memory size are the caller's.

@@ -41,6 +41,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuGetErrorString",
     "cuInit",
     "cuLaunchKernel",
+    "cuLaunchKernelEx",
     "cuMemAlloc_v2",
     "cuMemFreeHost",
     "cuMemFree_v2",

@@ -36,7 +36,7 @@ mod stream;
 pub use device::{Device, Function, Module};
 #[cfg(test)]
 pub(crate) use launching::MAX_KERNEL_ARGS;
-pub(crate) use launching::{launch, launch_shared, KernelArgs};
+pub(crate) use launching::{launch, launch_overlapped, launch_shared, KernelArgs};
 pub(crate) use loading::check;
 pub use loading::{probe_driver, DRIVER_SYMBOLS};
 pub use memory::{

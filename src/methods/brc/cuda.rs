@@ -22,7 +22,7 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
-    launch, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
+    launch, launch_overlapped, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
@@ -213,6 +213,8 @@ impl OnDevice {
         let (vals, col) = (self.values.addr(), self.col.addr());
         // Evict-first loads for a format larger than the L2, plain ones for a smaller one.
         let hint = dev.streams_past_l2(self.values.bytes() + self.col.bytes()) as i32;
+        // Whether brc_ell or brc_scale_rows runs first: brc_spmv then overlaps it.
+        let first = self.ell_width > 0 || (!self.deterministic && self.n_scale > 0);
         if self.ell_width > 0 {
             let args = KernelArgs::new()
                 .push(self.rows as i32)
@@ -283,16 +285,17 @@ impl OnDevice {
             // T* partial, T alpha, T beta, int stream): block_info has block_rows/b1 entries whose slots lie
             // in the BRC part (col/val past the ELL slots); dest has block_rows entries naming
             // rows < rows or partial indices < partial_len (partial allocated here when
-            // deterministic, NULL otherwise); x/y checked by the caller.
+            // deterministic, NULL otherwise); x/y checked by the caller. Overlapped only right
+            // after this product's brc_ell or brc_scale_rows: brc_spmv waits for it before its
+            // first atomic into y, and its plain writes go to rows that kernel does not touch
+            // (owned rows are in no scale list; with the ELL part every block row adds).
             unsafe {
-                launch(
-                    dev,
-                    &k.spmv,
-                    p.grid_size(self.block_rows),
-                    p.block_size,
-                    stream,
-                    args,
-                )?
+                let (grid, block) = (p.grid_size(self.block_rows), p.block_size);
+                if first {
+                    launch_overlapped(dev, &k.spmv, grid, block, stream, args)?
+                } else {
+                    launch(dev, &k.spmv, grid, block, stream, args)?
+                }
             };
         }
         if self.deterministic && self.n_fix > 0 {

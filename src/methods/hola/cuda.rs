@@ -9,7 +9,8 @@ use super::params::{self, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
-    copy_to_host, launch, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    copy_to_host, launch, launch_overlapped, Device, DeviceBuffer, Event, Function, KernelArgs,
+    Stream,
 };
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
@@ -345,11 +346,12 @@ impl OnDevice {
             return w.ring.run(csr.device(), stream, 0, |slot| {
                 let carry = w.buf.addr() + (slot * w.one) as u64;
                 let count = carry + (2 * self.blocks * std::mem::size_of::<T>()) as u64;
-                self.core(csr, stream, alpha, x, beta, y, carry, count)
+                self.core(csr, stream, alpha, x, beta, y, carry, count, false)
             });
         }
         let (rp, _, _) = csr.arrays();
-        if matches!(self.mode, Mode::Share) && self.blocks > 1 && beta != T::ONE {
+        let prescale = matches!(self.mode, Mode::Share) && self.blocks > 1 && beta != T::ONE;
+        if prescale {
             let args = KernelArgs::new()
                 .push(self.blocks as i32)
                 .push(rp)
@@ -372,11 +374,13 @@ impl OnDevice {
                 )?;
             }
         }
-        self.core(csr, stream, alpha, x, beta, y, 0, 0)
+        self.core(csr, stream, alpha, x, beta, y, 0, 0, prescale)
     }
 
     /// The core kernel: `hola_spmv_carry` with this call's carry slot (`carry`, `count`) in
-    /// carry mode, else `hola_spmv` (which ignores both).
+    /// carry mode, else `hola_spmv` (which ignores both). `after_prescale`: `hola_prescale` was
+    /// launched just before on `stream`, and the core overlaps it (its blocks wait for the
+    /// prescale before their first atomic into y: `hola_wait_prescale`).
     #[allow(clippy::too_many_arguments)]
     fn core<T: Scalar>(
         &self,
@@ -388,6 +392,7 @@ impl OnDevice {
         y: u64,
         carry: u64,
         count: u64,
+        after_prescale: bool,
     ) -> Result<()> {
         let (rp, ci, va) = csr.arrays();
         let args = KernelArgs::new()
@@ -405,6 +410,12 @@ impl OnDevice {
             .push(count)
             .push(self.gate)
             .push(csr.rows() as i32);
+        let f = match self.mode {
+            Mode::Share => &self.kernels.spmv,
+            Mode::Own => &self.kernels.spmv_own,
+            Mode::Carry(_) => &self.kernels.spmv_carry,
+        };
+        let dev = csr.device();
         // SAFETY: hola_spmv[_carry]_<T>(int nnz, int nblocks, const int* row_ptr,
         // const int* col_ind, const T* values, const int* starts, const T* x, T* y, T alpha,
         // T beta, T* carry, int* count, const unsigned* gate, int n): with the gate shut
@@ -416,20 +427,14 @@ impl OnDevice {
         // ignore both); hola_spmv_own only for arrays whose longest row (their statistics) is at
         // most NPB + 1, so that no row is shared (it would add to y with an atomic that no
         // prescale prepared: a wrong y, never a fault); x holds cols and y rows values (checked
-        // by the caller); one block per NPB non-zeros.
+        // by the caller); one block per NPB non-zeros. Overlapped only right after this
+        // product's own hola_prescale, which hola_spmv waits for before touching a shared row.
         unsafe {
-            launch(
-                csr.device(),
-                match self.mode {
-                    Mode::Share => &self.kernels.spmv,
-                    Mode::Own => &self.kernels.spmv_own,
-                    Mode::Carry(_) => &self.kernels.spmv_carry,
-                },
-                self.blocks,
-                self.params.threads,
-                stream,
-                args,
-            )
+            if after_prescale {
+                launch_overlapped(dev, f, self.blocks, self.params.threads, stream, args)
+            } else {
+                launch(dev, f, self.blocks, self.params.threads, stream, args)
+            }
         }
     }
 

@@ -17,7 +17,9 @@ use super::format::{self, Tiled};
 use super::params::{self, TileParams};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
-use crate::backend::cuda::{launch, Device, DeviceBuffer, Function, KernelArgs, Stream};
+use crate::backend::cuda::{
+    launch, launch_overlapped, Device, DeviceBuffer, Function, KernelArgs, Stream,
+};
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, Tuner};
 use crate::methods::hola::cuda::HolaGpu;
@@ -164,7 +166,8 @@ impl<T: Scalar> OnDevice<T> {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        if self.nsplit > 0 && beta != T::ONE {
+        let prescale = self.nsplit > 0 && beta != T::ONE;
+        if prescale {
             let args = KernelArgs::new()
                 .push(self.nsplit as i32)
                 .push(self.rows as i32)
@@ -210,15 +213,15 @@ impl<T: Scalar> OnDevice<T> {
             // within the tiles, tile offsets within idx/values, tile columns < ceil(cols/16),
             // x read only below cols, y written only below rows); x holds cols and y rows
             // values (checked by the caller); WARPS warps per CTA = TILE_WARPS in tile.cu.
+            // Overlapped only right after this product's tile_prescale, which every thread of
+            // tile_spmv waits for before it writes y.
             unsafe {
-                launch(
-                    dev,
-                    &k.spmv,
-                    self.nitems.div_ceil(WARPS as usize),
-                    WARPS * 32,
-                    stream,
-                    args,
-                )?
+                let grid = self.nitems.div_ceil(WARPS as usize);
+                if prescale {
+                    launch_overlapped(dev, &k.spmv, grid, WARPS * 32, stream, args)?
+                } else {
+                    launch(dev, &k.spmv, grid, WARPS * 32, stream, args)?
+                }
             };
         }
         if let Some(d) = &self.deferred {
