@@ -100,18 +100,19 @@ const GRAPH_BCCOO_NNZ_PER_SM: f64 = 3104.0;
 /// The heuristic's choice among the methods that run on the CSR arrays themselves (no format
 /// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`], and one more for grids of one
 /// wave: there a product lasts as long as its slowest thread group, and CSR_VECTOR's group
-/// reads its longest row in `ceil(max / coop)` rounds of loads one after another, where HOLA's
-/// blocks read their 1024 entries in one round (one wave: at most two HOLA blocks per SM,
-/// where it runs in one launch, `hola::params::own_mode`). From `DEEP_ROWS` (10) rounds HOLA is
-/// faster (H100, session 14's run C, HOLA over CSR_VECTOR per product: sparse-images 18 rounds
-/// 0.75-0.78, zenios 12 rounds 0.89-0.91, elasticity 6³ 11 rounds 0.87-0.90, bcsstk16 11
-/// rounds 0.94-1.04; bayer10 7 rounds 1.17, n1024 4 rounds 1.01-1.03, Pd 3 rounds 1.34-1.45,
-/// dense 50² 7 rounds 1.01-1.09; notes/auto.md, session 15).
+/// reads its longest row in `ceil(max / (2 coop))` trips one after another (each lane loads two
+/// entries per trip, `kernels/csr_vector.cu`), where HOLA's blocks read their 1024 entries in
+/// one round (one wave: at most two HOLA blocks per SM, where it runs in one launch,
+/// `hola::params::own_mode`). From `DEEP_TRIPS` (8) trips HOLA is faster. H100, HOLA over
+/// CSR_VECTOR per product with CSR_VECTOR's two entries per lane (session 17's training run E
+/// and session 18's suite run F; notes/auto.md, session 19): 6 trips 1.01-1.06 (elasticity 3³
+/// and 6³, zenios), 9 trips 0.88 (sparse-images), 4 trips and fewer 0.97-1.19. Before that
+/// kernel (session 15) the same rule counted rounds of one entry, from 10.
 pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
     let coop = crate::methods::csr_vector::params::coop_for_mean(stats.mean) as usize;
     let hola_blocks = crate::methods::hola::params::fixed_rule(stats).blocks(stats.nnz);
     let one_wave = hola_blocks <= 2 * sm.max(1) as usize;
-    let deep = one_wave && stats.max.div_ceil(coop) >= DEEP_ROWS;
+    let deep = one_wave && stats.max.div_ceil(2 * coop) >= DEEP_TRIPS;
     if needs_split(stats) || deep {
         Algorithm::Hola
     } else {
@@ -129,9 +130,9 @@ pub fn needs_split(stats: &RowStats) -> bool {
     long_rows || wide || large
 }
 
-/// CSR_VECTOR's rounds on its longest row from which [`over_csr`] takes HOLA in a grid of one
-/// wave (between the measured 9, CSR_VECTOR faster, and 11, HOLA as fast or faster).
-const DEEP_ROWS: usize = 10;
+/// CSR_VECTOR's trips on its longest row from which [`over_csr`] takes HOLA in a grid of one
+/// wave (between the measured 6, CSR_VECTOR faster, and 9, HOLA faster).
+const DEEP_TRIPS: usize = 8;
 
 /// AUTO with TUNING_NONE when the heuristic picks a method with a format of its own (BRC,
 /// TILE, BCCOO): `Some((now, later))`, the method over the CSR arrays to run from the first product
@@ -456,10 +457,21 @@ mod tests {
             heuristic(&stats("gen:elasticity:12"), false, 132),
             Algorithm::CsrVector
         );
-        // CSR_VECTOR's longest row in 11 rounds of 8 (81 entries) in a grid of one wave:
-        // HOLA; in more waves (36 blocks on 10 SMs) CSR_VECTOR keeps it.
-        let deep = stats("gen:elasticity:6");
-        assert_eq!(deep.max.div_ceil(8), 11);
+        // CSR_VECTOR's longest row in 6 trips of 16 (81 entries, coop 8): CSR_VECTOR. In 9
+        // trips (rows of 140, mean 59: coop 8) in a grid of one wave: HOLA; in more waves
+        // (26 blocks on 10 SMs) CSR_VECTOR keeps it.
+        let shallow = stats("gen:elasticity:6");
+        assert_eq!(shallow.max.div_ceil(16), 6);
+        assert_eq!(heuristic(&shallow, false, 132), Algorithm::CsrVector);
+        let t: Vec<_> = (0..440usize)
+            .flat_map(|r| {
+                let len = if r % 10 == 0 { 140 } else { 50 };
+                (0..len).map(move |c| (r, (c * 7 + r) % 3000, 1.0))
+            })
+            .collect();
+        let deep = Csr::from_triplets(440, 3000, &t).unwrap().stats();
+        assert!(deep.mean > 16.0 && deep.mean <= 64.0 && deep.max == 140);
+        assert_eq!(deep.max.div_ceil(16), 9);
         assert_eq!(heuristic(&deep, false, 132), Algorithm::Hola);
         assert_eq!(heuristic(&deep, false, 10), Algorithm::CsrVector);
         assert_eq!(
