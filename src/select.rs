@@ -51,10 +51,12 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// notes/auto.md: a regret-minimising tree over the row statistics, the value type and the
 /// non-zeros per SM, with the rules above as one of its choices), a format for matrices with
 /// many empty rows (graphs with isolated vertices: the R-MAT power-law and empty-row
-/// generators, 10^3 to 10^7 non-zeros): BCCOO up to [`GRAPH_BCCOO_NNZ_PER_SM`] non-zeros per
-/// SM, BRC above. On those training matrices (36 pairs of matrix and value type) the fastest
-/// method was BCCOO or BRC on 34, HOLA on 2; the better of the two from 3% slower to 52% faster
-/// than HOLA.
+/// generators, 10^3 to 10^7 non-zeros): BRC above [`GRAPH_BRC_NNZ_PER_SM`] non-zeros per SM.
+/// Below it the fit of session 11 gave BCCOO; since HOLA's one-wave ownership (session 14),
+/// its shared row-start table and the overlapped second kernel (session 19) HOLA is the faster
+/// there: on the 16 training pairs BCCOO had, HOLA was faster on 14 (4-22%), BCCOO on 2 (4-9%:
+/// power-law 2^14, second seed), H100, session 19's run D (notes/auto.md). They now take the
+/// rule of the methods over the CSR arrays ([`over_csr`]), which gives them HOLA.
 ///
 /// `deterministic` keeps CSR_VECTOR (HOLA, BRC and BCCOO combine shared rows with float
 /// atomics). `sm` is the device's SM count (the host backend's fixed rules use 14).
@@ -78,12 +80,10 @@ pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
     if crate::methods::csr_vector::sliced::suits(stats) {
         return Algorithm::CsrVector;
     }
-    if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64 {
-        return if (stats.nnz as f64) <= GRAPH_BCCOO_NNZ_PER_SM * sm.max(1) as f64 {
-            Algorithm::Bccoo
-        } else {
-            Algorithm::Brc
-        };
+    if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64
+        && stats.nnz as f64 > GRAPH_BRC_NNZ_PER_SM * sm.max(1) as f64
+    {
+        return Algorithm::Brc;
     }
     over_csr(stats, sm)
 }
@@ -92,10 +92,10 @@ pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
 /// (the fitted split: the training matrices have either at most 1% or 37-50% empty rows).
 const GRAPH_EMPTY_ROWS: f64 = 0.3656;
 
-/// Non-zeros per SM up to which such a matrix gets BCCOO, BRC above (the fitted split,
-/// 10^3.492: on 132 SMs about 410,000 non-zeros, between the training matrices of 262,144
-/// non-zeros, BCCOO fastest, and 1,048,576, BRC fastest).
-const GRAPH_BCCOO_NNZ_PER_SM: f64 = 3104.0;
+/// Non-zeros per SM above which such a matrix gets BRC (the fitted split, 10^3.492: on 132 SMs
+/// about 410,000 non-zeros, between the training matrices of 262,144 non-zeros, where BRC was
+/// not the fastest, and 1,048,576, BRC fastest).
+const GRAPH_BRC_NNZ_PER_SM: f64 = 3104.0;
 
 /// The heuristic's choice among the methods that run on the CSR arrays themselves (no format
 /// to build): HOLA or CSR_VECTOR, by the rules of [`heuristic`], and one more for grids of one
@@ -481,7 +481,10 @@ mod tests {
         let mut t: Vec<_> = (0..100).map(|i| (2 * i, i % 7, 1.0)).collect();
         t.push((3, 3, 1.0));
         let half_empty = Csr::from_triplets(200, 7, &t).unwrap();
-        assert_eq!(heuristic(&half_empty.stats(), false, 132), Algorithm::Bccoo);
+        assert_eq!(
+            heuristic(&half_empty.stats(), false, 132),
+            Algorithm::CsrVector
+        );
         assert_eq!(
             heuristic(&stats("gen:dense:200,300"), false, 132),
             Algorithm::Hola
@@ -525,14 +528,16 @@ mod tests {
     }
 
     #[test]
-    fn many_empty_rows_get_bccoo_when_small_and_brc_when_large_per_sm() {
-        // Half the rows empty, power-law lengths in the others: the fitted split.
+    fn many_empty_rows_get_brc_when_large_per_sm() {
+        // Half the rows empty, power-law lengths in the others: the fitted split; below it
+        // the rule over the CSR arrays (long rows: HOLA).
         let small = stats("gen:emptyrows:2000,8,3");
         let large = stats("gen:emptyrows:300000,16,1");
-        assert_eq!(heuristic(&small, false, 132), Algorithm::Bccoo);
+        assert_eq!(heuristic(&small, false, 132), Algorithm::Hola);
+        assert_eq!(heuristic(&small, false, 132), over_csr(&small, 132));
         assert_eq!(heuristic(&large, false, 132), Algorithm::Brc);
         // The size threshold scales with the SMs: 4.8M non-zeros on 2,000 SMs is small.
-        assert_eq!(heuristic(&large, false, 2000), Algorithm::Bccoo);
+        assert_eq!(heuristic(&large, false, 2000), Algorithm::Hola);
         assert_eq!(
             heuristic(&stats("gen:powerlaw:19,16,1"), false, 132),
             Algorithm::Brc
@@ -545,9 +550,13 @@ mod tests {
         // Determinism still keeps CSR_VECTOR, and AUTO builds the format in the background.
         assert_eq!(heuristic(&large, true, 132), Algorithm::CsrVector);
         assert_eq!(
-            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132, true)
+            background_plan(&large, Algorithm::Auto, Tuning::None, false, 132, true)
                 .filter(|_| background_enabled()),
-            background_enabled().then_some((Algorithm::Hola, Algorithm::Bccoo))
+            background_enabled().then_some((Algorithm::Hola, Algorithm::Brc))
+        );
+        assert_eq!(
+            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132, true),
+            None
         );
     }
 
