@@ -45,7 +45,8 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// sliced mode (x staged in shared memory one vertical slice at a time,
 /// `methods::csr_vector::sliced`): every other method there waits on the L2's rate of random x
 /// reads (H100, LP generator, f64 / f32: HOLA 108.4 / 101.9 µs, cuSPARSE 105.3 / 98.0, sliced
-/// 86.8 / 56.2, session 18's run C).
+/// 86.8 / 56.2, session 18's run C). `val_bytes` (4 or 8) sets the slice's width in columns, as
+/// it does for CSR_VECTOR itself: f32 slices hold twice the columns, so more matrices suit.
 ///
 /// And, fitted on AUTO's training set (`scripts/auto-training`, `scripts/auto-fit.py`,
 /// notes/auto.md: a regret-minimising tree over the row statistics, the value type and the
@@ -60,7 +61,7 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 ///
 /// `deterministic` keeps CSR_VECTOR (HOLA, BRC and BCCOO combine shared rows with float
 /// atomics). `sm` is the device's SM count (the host backend's fixed rules use 14).
-pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
+pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u32) -> Algorithm {
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
     }
@@ -77,7 +78,7 @@ pub fn heuristic(stats: &RowStats, deterministic: bool, sm: u32) -> Algorithm {
     if even_short_rows {
         return Algorithm::Brc;
     }
-    if crate::methods::csr_vector::sliced::suits(stats) {
+    if crate::methods::csr_vector::sliced::suits(stats, val_bytes) {
         return Algorithm::CsrVector;
     }
     if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64
@@ -145,6 +146,7 @@ const DEEP_TRIPS: usize = 8;
 /// the rule is not sure of is tried too ([`trial_candidate`]).
 pub fn background_plan(
     stats: &RowStats,
+    val_bytes: usize,
     requested: Algorithm,
     tuning: Tuning,
     deterministic: bool,
@@ -154,7 +156,7 @@ pub fn background_plan(
     if requested != Algorithm::Auto || tuning != Tuning::None || !background_enabled() {
         return None;
     }
-    let later = heuristic(stats, deterministic, sm);
+    let later = heuristic(stats, val_bytes, deterministic, sm);
     if has_own_format(later) {
         return Some((over_csr(stats, sm), later));
     }
@@ -324,12 +326,13 @@ pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
 /// [`heuristic`]; a named method if this build has it, else NOT_SUPPORTED.
 pub fn choose(
     stats: &RowStats,
+    val_bytes: usize,
     requested: Algorithm,
     deterministic: bool,
     sm: u32,
 ) -> Result<Algorithm> {
     match requested {
-        Algorithm::Auto => Ok(heuristic(stats, deterministic, sm)),
+        Algorithm::Auto => Ok(heuristic(stats, val_bytes, deterministic, sm)),
         a if implemented(a) => Ok(a),
         a => Err(Error::NotSupported(format!(
             "{} is not implemented in tessera {} yet; the implemented methods are {}",
@@ -347,8 +350,13 @@ pub fn choose(
 /// The methods AUTO times with QUICK/EXHAUSTIVE: every implemented one, the heuristic's choice
 /// first (it wins ties). Methods whose product is not bitwise reproducible are dropped later,
 /// after preparing, when the handle asks for determinism.
-pub fn timed_candidates(stats: &RowStats, deterministic: bool, sm: u32) -> Vec<Algorithm> {
-    let first = heuristic(stats, deterministic, sm);
+pub fn timed_candidates(
+    stats: &RowStats,
+    val_bytes: usize,
+    deterministic: bool,
+    sm: u32,
+) -> Vec<Algorithm> {
+    let first = heuristic(stats, val_bytes, deterministic, sm);
     std::iter::once(first)
         .chain(IMPLEMENTED.iter().copied().filter(|&a| a != first))
         .collect()
@@ -379,7 +387,12 @@ pub fn by_timing<T: Scalar>(
     let picked = pick_fastest(
         &mut tuner,
         None,
-        timed_candidates(req.stats, req.deterministic, dev.sm_count()),
+        timed_candidates(
+            req.stats,
+            std::mem::size_of::<T>(),
+            req.deterministic,
+            dev.sm_count(),
+        ),
         |&alg| {
             let m = methods::prepare_gpu(alg, dev, stream, csr, &each)?;
             Ok((!req.deterministic || m.deterministic()).then_some(m))
@@ -433,28 +446,28 @@ mod tests {
     #[test]
     fn heuristic_sends_long_rows_and_wide_rows_to_hola() {
         assert_eq!(
-            heuristic(&stats("gen:lap3d7:10"), false, 132),
+            heuristic(&stats("gen:lap3d7:10"), 8, false, 132),
             Algorithm::CsrVector
         );
         assert_eq!(
-            heuristic(&stats("gen:uniform:2000,8,1"), false, 132),
+            heuristic(&stats("gen:uniform:2000,8,1"), 8, false, 132),
             Algorithm::CsrVector
         );
         // Large with even short rows: BRC; large with longer rows: HOLA.
         assert_eq!(
-            heuristic(&stats("gen:uniform:300000,16,1"), false, 132),
+            heuristic(&stats("gen:uniform:300000,16,1"), 8, false, 132),
             Algorithm::Brc
         );
         assert_eq!(
-            heuristic(&stats("gen:lap3d7:90"), false, 132),
+            heuristic(&stats("gen:lap3d7:90"), 8, false, 132),
             Algorithm::Brc
         );
         assert_eq!(
-            heuristic(&stats("gen:grid2d:725"), false, 132),
+            heuristic(&stats("gen:grid2d:725"), 8, false, 132),
             Algorithm::Brc
         );
         assert_eq!(
-            heuristic(&stats("gen:elasticity:12"), false, 132),
+            heuristic(&stats("gen:elasticity:12"), 8, false, 132),
             Algorithm::CsrVector
         );
         // CSR_VECTOR's longest row in 6 trips of 16 (81 entries, coop 8): CSR_VECTOR. In 9
@@ -462,7 +475,7 @@ mod tests {
         // (26 blocks on 10 SMs) CSR_VECTOR keeps it.
         let shallow = stats("gen:elasticity:6");
         assert_eq!(shallow.max.div_ceil(16), 6);
-        assert_eq!(heuristic(&shallow, false, 132), Algorithm::CsrVector);
+        assert_eq!(heuristic(&shallow, 8, false, 132), Algorithm::CsrVector);
         let t: Vec<_> = (0..440usize)
             .flat_map(|r| {
                 let len = if r % 10 == 0 { 140 } else { 50 };
@@ -472,43 +485,43 @@ mod tests {
         let deep = Csr::from_triplets(440, 3000, &t).unwrap().stats();
         assert!(deep.mean > 16.0 && deep.mean <= 64.0 && deep.max == 140);
         assert_eq!(deep.max.div_ceil(16), 9);
-        assert_eq!(heuristic(&deep, false, 132), Algorithm::Hola);
-        assert_eq!(heuristic(&deep, false, 10), Algorithm::CsrVector);
+        assert_eq!(heuristic(&deep, 8, false, 132), Algorithm::Hola);
+        assert_eq!(heuristic(&deep, 8, false, 10), Algorithm::CsrVector);
         assert_eq!(
-            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false, 132),
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), 8, false, 132),
             Algorithm::Hola
         );
         let mut t: Vec<_> = (0..100).map(|i| (2 * i, i % 7, 1.0)).collect();
         t.push((3, 3, 1.0));
         let half_empty = Csr::from_triplets(200, 7, &t).unwrap();
         assert_eq!(
-            heuristic(&half_empty.stats(), false, 132),
+            heuristic(&half_empty.stats(), 8, false, 132),
             Algorithm::CsrVector
         );
         assert_eq!(
-            heuristic(&stats("gen:dense:200,300"), false, 132),
+            heuristic(&stats("gen:dense:200,300"), 8, false, 132),
             Algorithm::Hola
         );
         // Half dense and >= 1M non-zeros: TILE's dense tiles.
         assert_eq!(
-            heuristic(&stats("gen:dense:1000,1000"), false, 132),
+            heuristic(&stats("gen:dense:1000,1000"), 8, false, 132),
             Algorithm::Tile
         );
         assert_eq!(
-            heuristic(&stats("gen:dense:1000,1000"), true, 132),
+            heuristic(&stats("gen:dense:1000,1000"), 8, true, 132),
             Algorithm::CsrVector
         );
         assert_eq!(
-            heuristic(&stats("gen:onerow:500,3000,3000"), false, 132),
+            heuristic(&stats("gen:onerow:500,3000,3000"), 8, false, 132),
             Algorithm::Hola
         );
         // Determinism keeps CSR_VECTOR; so does an empty matrix.
         assert_eq!(
-            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), true, 132),
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), 8, true, 132),
             Algorithm::CsrVector
         );
         let e = Csr::<f64>::from_triplets(3, 3, &[]).unwrap();
-        assert_eq!(heuristic(&e.stats(), false, 132), Algorithm::CsrVector);
+        assert_eq!(heuristic(&e.stats(), 8, false, 132), Algorithm::CsrVector);
     }
 
     #[test]
@@ -516,15 +529,15 @@ mod tests {
         // 1,000 entries per row over 400,000 columns: 33 slices of 12,288 columns in f64, 30
         // entries per row and slice.
         let lp = stats("gen:lp:2000,400000,1000,1");
-        assert!(crate::methods::csr_vector::sliced::suits(&lp));
-        assert_eq!(heuristic(&lp, false, 132), Algorithm::CsrVector);
+        assert!(crate::methods::csr_vector::sliced::suits(&lp, 8));
+        assert_eq!(heuristic(&lp, 8, false, 132), Algorithm::CsrVector);
         // Four times the columns: 7 per slice, HOLA's split as before.
         let wide = stats("gen:lp:2000,1600000,1000,1");
-        assert_eq!(heuristic(&wide, false, 132), Algorithm::Hola);
+        assert_eq!(heuristic(&wide, 8, false, 132), Algorithm::Hola);
         // 81 entries per row over 4 slices' width, but each row within a band of a few
         // thousand columns: not sliced.
         let band = stats("gen:elasticity:24");
-        assert!(!crate::methods::csr_vector::sliced::suits(&band));
+        assert!(!crate::methods::csr_vector::sliced::suits(&band, 8));
     }
 
     #[test]
@@ -533,29 +546,29 @@ mod tests {
         // the rule over the CSR arrays (long rows: HOLA).
         let small = stats("gen:emptyrows:2000,8,3");
         let large = stats("gen:emptyrows:300000,16,1");
-        assert_eq!(heuristic(&small, false, 132), Algorithm::Hola);
-        assert_eq!(heuristic(&small, false, 132), over_csr(&small, 132));
-        assert_eq!(heuristic(&large, false, 132), Algorithm::Brc);
+        assert_eq!(heuristic(&small, 8, false, 132), Algorithm::Hola);
+        assert_eq!(heuristic(&small, 8, false, 132), over_csr(&small, 132));
+        assert_eq!(heuristic(&large, 8, false, 132), Algorithm::Brc);
         // The size threshold scales with the SMs: 4.8M non-zeros on 2,000 SMs is small.
-        assert_eq!(heuristic(&large, false, 2000), Algorithm::Hola);
+        assert_eq!(heuristic(&large, 8, false, 2000), Algorithm::Hola);
         assert_eq!(
-            heuristic(&stats("gen:powerlaw:19,16,1"), false, 132),
+            heuristic(&stats("gen:powerlaw:19,16,1"), 8, false, 132),
             Algorithm::Brc
         );
         // A few empty rows do not (the circuit and graph matrices of the suite).
         assert_eq!(
-            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), false, 132),
+            heuristic(&stats("gen:circuit:3000,5,2,2500,4"), 8, false, 132),
             Algorithm::Hola
         );
         // Determinism still keeps CSR_VECTOR, and AUTO builds the format in the background.
-        assert_eq!(heuristic(&large, true, 132), Algorithm::CsrVector);
+        assert_eq!(heuristic(&large, 8, true, 132), Algorithm::CsrVector);
         assert_eq!(
-            background_plan(&large, Algorithm::Auto, Tuning::None, false, 132, true)
+            background_plan(&large, 8, Algorithm::Auto, Tuning::None, false, 132, true)
                 .filter(|_| background_enabled()),
             background_enabled().then_some((Algorithm::Hola, Algorithm::Brc))
         );
         assert_eq!(
-            background_plan(&small, Algorithm::Auto, Tuning::None, false, 132, true),
+            background_plan(&small, 8, Algorithm::Auto, Tuning::None, false, 132, true),
             None
         );
     }
@@ -570,10 +583,10 @@ mod tests {
     #[test]
     fn brc_is_tried_on_large_even_rows_longer_than_the_rule_only_with_a_trial() {
         let fem = stats("gen:elasticity:24");
-        assert_eq!(heuristic(&fem, false, 132), Algorithm::CsrVector);
+        assert_eq!(heuristic(&fem, 8, false, 132), Algorithm::CsrVector);
         assert_eq!(trial_candidate(&fem), Some(Algorithm::Brc));
         let plan = |s: &RowStats, det, trial| {
-            background_plan(s, Algorithm::Auto, Tuning::None, det, 132, trial)
+            background_plan(s, 8, Algorithm::Auto, Tuning::None, det, 132, trial)
         };
         if background_enabled() && trial_enabled() {
             assert_eq!(
@@ -585,7 +598,7 @@ mod tests {
         assert_eq!(plan(&fem, false, false), None);
         assert_eq!(plan(&fem, true, true), None);
         assert_eq!(
-            background_plan(&fem, Algorithm::Hola, Tuning::None, false, 132, true),
+            background_plan(&fem, 8, Algorithm::Hola, Tuning::None, false, 132, true),
             None
         );
         // Then BCCOO, after BRC only.
@@ -606,7 +619,7 @@ mod tests {
 
     #[test]
     fn timed_candidates_start_with_the_heuristic_and_cover_every_method() {
-        let c = timed_candidates(&stats("gen:circuit:3000,5,2,2500,4"), false, 132);
+        let c = timed_candidates(&stats("gen:circuit:3000,5,2,2500,4"), 8, false, 132);
         assert_eq!(c[0], Algorithm::Hola);
         assert_eq!(c.len(), IMPLEMENTED.len());
         assert!(IMPLEMENTED.iter().all(|a| c.contains(a)));
@@ -618,7 +631,7 @@ mod tests {
             if implemented(a) {
                 continue;
             }
-            let e = choose(&stats("gen:lap3d7:4"), a, false, 132).unwrap_err();
+            let e = choose(&stats("gen:lap3d7:4"), 8, a, false, 132).unwrap_err();
             assert!(
                 e.to_string().contains("TESSERA_ALGORITHM_CSR_VECTOR"),
                 "{e}"

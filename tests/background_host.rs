@@ -269,7 +269,7 @@ fn auto_answers_over_the_csr_and_swaps_in_its_heuristics_format() {
     let h = host();
     let (name, a64) = tessera::io::load("gen:uniform:70000,16,1").unwrap();
     assert_eq!(
-        tessera::select::heuristic(&a64.stats(), false, h.sm_count()),
+        tessera::select::heuristic(&a64.stats(), 8, false, h.sm_count()),
         Algorithm::Brc
     );
     let mut m = Matrix::from_csr(&h, a64.clone());

@@ -236,7 +236,7 @@ fn auto_swaps_brc_in_by_itself_on_a_large_stencil() {
     };
     let (name, a) = tessera::io::load(spec).unwrap();
     assert_eq!(
-        tessera::select::heuristic(&a.stats(), false, h.sm_count()),
+        tessera::select::heuristic(&a.stats(), 8, false, h.sm_count()),
         Algorithm::Brc
     );
     let dev = h.cuda().unwrap().clone();

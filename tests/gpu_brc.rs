@@ -340,7 +340,7 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
         check_method(&h, spec, &a, Algorithm::Brc, Tuning::None);
         let mut auto = common::gpu::device_matrix(&h, &a);
         auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
-        if tessera::select::heuristic(&stats, false, dev.sm_count()) == Algorithm::Brc {
+        if tessera::select::heuristic(&stats, 8, false, dev.sm_count()) == Algorithm::Brc {
             // Built by the worker, on the device, while CSR_VECTOR runs (after its products;
             // here at finish_background).
             let info = auto.info();

@@ -133,7 +133,7 @@ fn provisional_params(s: &RowStats) -> hola_params::Params {
 /// the CSR arrays, and the heavy format to build in the background and after how many
 /// products (none with one core: analyze would build BRC's device form at once, which a
 /// product does not).
-fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
+fn auto_plan(stats: &RowStats, val_bytes: usize, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
     let spare = select::spare_core();
     let after = |target: Algorithm| {
         let from = if methods::needs_host_csr(target, Tuning::None, stats) {
@@ -143,7 +143,15 @@ fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
         };
         (target, select::background_start_after(target, from))
     };
-    match select::background_plan(stats, Algorithm::Auto, Tuning::None, false, sm, spare) {
+    match select::background_plan(
+        stats,
+        val_bytes,
+        Algorithm::Auto,
+        Tuning::None,
+        false,
+        sm,
+        spare,
+    ) {
         Some((now, later)) if spare => {
             // A second format to try once the first one's trial is over.
             let second = select::second_trial(stats, later, false, spare);
@@ -153,7 +161,7 @@ fn auto_plan(stats: &RowStats, sm: u32) -> (Algorithm, Vec<(Algorithm, u64)>) {
             )
         }
         Some((now, _)) => (now, Vec::new()),
-        None => (select::heuristic(stats, false, sm), Vec::new()),
+        None => (select::heuristic(stats, val_bytes, false, sm), Vec::new()),
     }
 }
 
@@ -307,7 +315,7 @@ impl<T: Scalar> Matrix<T> {
         };
         // Not for the sliced mode, which builds its slice bounds from the arrays: after their
         // check, on a worker (`light_build`).
-        let light = (!sliced::suits(&self.stats))
+        let light = (!sliced::suits(&self.stats, std::mem::size_of::<T>()))
             .then(|| methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok())
             .flatten();
         let provisional = Provisional {
@@ -365,7 +373,9 @@ impl<T: Scalar> Matrix<T> {
         else {
             return Ok(false);
         };
-        if auto_plan(&self.stats, dev.sm_count()) != (Algorithm::Hola, Vec::new()) {
+        if auto_plan(&self.stats, std::mem::size_of::<T>(), dev.sm_count())
+            != (Algorithm::Hola, Vec::new())
+        {
             return Ok(false);
         }
         let params = provisional_params(&self.stats);
@@ -495,7 +505,7 @@ impl<T: Scalar> Matrix<T> {
         prov: &Provisional<T>,
         stats: RowStats,
     ) -> Result<()> {
-        let (now, later) = auto_plan(&stats, dev.sm_count());
+        let (now, later) = auto_plan(&stats, std::mem::size_of::<T>(), dev.sm_count());
         let mut bgs = Vec::new();
         let made = match now {
             Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),

@@ -218,7 +218,8 @@ impl<T: Scalar> Matrix<T> {
         let sm = handle.sm_count();
         let trial = handle.cuda().is_some() && select::spare_core();
         let det = handle.deterministic();
-        match select::background_plan(&self.stats, alg, tuning, det, sm, trial) {
+        let vb = std::mem::size_of::<T>();
+        match select::background_plan(&self.stats, vb, alg, tuning, det, sm, trial) {
             Some((now, later)) => {
                 // A format that builds on the device from the device CSR (BRC's ELL form of
                 // even rows) moves no copies: its build starts after tens of products, not
@@ -310,7 +311,13 @@ impl<T: Scalar> Matrix<T> {
     fn analyze_later(&mut self, handle: &Handle, now: Algorithm, later: Later) -> Result<()> {
         self.check_handle(handle)?;
         for a in [now, later.0] {
-            select::choose(&self.stats, a, false, handle.sm_count())?;
+            select::choose(
+                &self.stats,
+                std::mem::size_of::<T>(),
+                a,
+                false,
+                handle.sm_count(),
+            )?;
         }
         self.analyze_with(handle, now, Tuning::None, vec![later])
     }
@@ -331,8 +338,13 @@ impl<T: Scalar> Matrix<T> {
         later: Vec<Later>,
     ) -> Result<()> {
         let start = Instant::now();
-        let algorithm =
-            select::choose(&self.stats, alg, handle.deterministic(), handle.sm_count())?;
+        let algorithm = select::choose(
+            &self.stats,
+            std::mem::size_of::<T>(),
+            alg,
+            handle.deterministic(),
+            handle.sm_count(),
+        )?;
         let timed = alg == Algorithm::Auto
             && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
             && self.stats.nnz > 0;

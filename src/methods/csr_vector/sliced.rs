@@ -92,11 +92,13 @@ impl fmt::Display for Slicing {
     }
 }
 
-/// True when a matrix with these statistics suits the sliced mode with 8-byte values (4-byte
-/// values have twice as many columns per slice, so they suit it too): AUTO's rule
-/// (`select::heuristic`) gives such matrices to CSR_VECTOR.
-pub fn suits(stats: &RowStats) -> bool {
-    shape(stats, 8, SLICE_BYTES).is_some()
+/// True when a matrix with these statistics suits the sliced mode with `val_bytes`-byte values
+/// (4-byte values have twice as many columns per slice, so more matrices suit it in f32): AUTO's
+/// rule (`select::heuristic`) gives such matrices to CSR_VECTOR. Session 19's training run E
+/// (H100): the LP generator with rows of 1,200 over 1.09M columns is 45 slices of 27 entries per
+/// row in f32 (sliced 32.3 µs against HOLA's 54.5) but 89 of 13.5 in f64 (not sliced).
+pub fn suits(stats: &RowStats, val_bytes: usize) -> bool {
+    shape(stats, val_bytes, SLICE_BYTES).is_some()
 }
 
 /// (width, slices) when the statistics pass the thresholds for `val_bytes`-byte values and
@@ -238,24 +240,27 @@ mod tests {
         // f32: twice the columns per slice.
         let s = rule(&lp(4284, 1_092_610, 2600), 4, H100).expect("sliced");
         assert_eq!((s.width, s.slices, s.chunks), (24_576, 45, 5));
-        assert!(suits(&lp(4284, 1_092_610, 2600)));
+        assert!(suits(&lp(4284, 1_092_610, 2600), 8));
+        // Rows of 1,200: 27 entries per slice in f32, 13.5 in f64.
+        assert!(suits(&lp(4284, 1_092_610, 1200), 4));
+        assert!(!suits(&lp(4284, 1_092_610, 1200), 8));
         // 8 entries per slice (4M columns in f64): the partial sums cost more than they save.
         assert!(rule(&lp(4284, 4_000_000, 2600), 8, H100).is_none());
-        assert!(!suits(&lp(4284, 4_000_000, 2600)));
+        assert!(!suits(&lp(4284, 4_000_000, 2600), 8));
         // Long rows within a band (3D elasticity 24³ and 48³): the caches serve them.
         let mut band = lp(41_472, 41_472, 81);
         band.col_spread = 3_500.0;
         assert!(rule(&band, 8, H100).is_none());
-        assert!(!suits(&band));
+        assert!(!suits(&band, 8));
         let mut band = lp(331_776, 331_776, 81);
         band.col_spread = 14_000.0;
         assert!(rule(&band, 4, H100).is_none());
-        assert!(!suits(&band));
+        assert!(!suits(&band, 8));
         // Short rows, small matrices, one slice: the plain kernel.
-        assert!(!suits(&lp(1_000_000, 1_000_000, 16)));
-        assert!(!suits(&lp(400, 1_000_000, 2000)));
-        assert!(!suits(&lp(100_000, 10_000, 100)));
-        assert!(!suits(&lp(0, 10, 0)));
+        assert!(!suits(&lp(1_000_000, 1_000_000, 16), 8));
+        assert!(!suits(&lp(400, 1_000_000, 2000), 8));
+        assert!(!suits(&lp(100_000, 10_000, 100), 8));
+        assert!(!suits(&lp(0, 10, 0), 8));
     }
 
     #[test]
