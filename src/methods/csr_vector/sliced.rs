@@ -33,8 +33,12 @@ pub(crate) const MIN_NNZ: usize = 1_000_000;
 /// Mean entries per row and slice from which the mode is used. Measured in session 18's run A
 /// (H100, rows of 2,600 random columns; sliced against the better of a CSR-vector kernel and
 /// cuSPARSE): 29 per slice 1.18x (f64, 1.09M columns), 58 1.55x (f32), 16 1.15x (f32, 4M
-/// columns), 8 0.74x (f64, 4M columns).
-pub(crate) const MIN_PER_SLICE: f64 = 16.0;
+/// columns), 8 0.74x (f64, 4M columns); session 19's run G (rows of 1,200, the mode forced,
+/// against the better of HOLA and cuSPARSE): 13.5 1.04x (f64, 1.09M columns: 50.8 against
+/// 52.9 µs), 14.6 1.49x (f32, 2M columns), 7.4 0.77x (f64, 2M columns). Between 7.4-8 and 13.5
+/// the f64 ratio crosses 1 near 12.7 (linear between the two); f32 gains more at the same
+/// count. 16 until session 19.
+pub(crate) const MIN_PER_SLICE: f64 = 13.0;
 
 /// A sliced product's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +100,8 @@ impl fmt::Display for Slicing {
 /// (4-byte values have twice as many columns per slice, so more matrices suit it in f32): AUTO's
 /// rule (`select::heuristic`) gives such matrices to CSR_VECTOR. Session 19's training run E
 /// (H100): the LP generator with rows of 1,200 over 1.09M columns is 45 slices of 27 entries per
-/// row in f32 (sliced 32.3 µs against HOLA's 54.5) but 89 of 13.5 in f64 (not sliced).
+/// row in f32, where AUTO judged by f64's 89 slices of 13.5 (then under the 16 of the time) and
+/// ran HOLA at 54.5 µs against the sliced mode's 32.3.
 pub fn suits(stats: &RowStats, val_bytes: usize) -> bool {
     shape(stats, val_bytes, SLICE_BYTES).is_some()
 }
@@ -241,9 +246,10 @@ mod tests {
         let s = rule(&lp(4284, 1_092_610, 2600), 4, H100).expect("sliced");
         assert_eq!((s.width, s.slices, s.chunks), (24_576, 45, 5));
         assert!(suits(&lp(4284, 1_092_610, 2600), 8));
-        // Rows of 1,200: 27 entries per slice in f32, 13.5 in f64.
-        assert!(suits(&lp(4284, 1_092_610, 1200), 4));
-        assert!(!suits(&lp(4284, 1_092_610, 1200), 8));
+        // Rows of 1,200 over 2M columns: 14.6 entries per slice in f32, 7.3 in f64.
+        assert!(suits(&lp(4284, 2_000_000, 1200), 4));
+        assert!(!suits(&lp(4284, 2_000_000, 1200), 8));
+        assert!(suits(&lp(4284, 1_092_610, 1200), 8));
         // 8 entries per slice (4M columns in f64): the partial sums cost more than they save.
         assert!(rule(&lp(4284, 4_000_000, 2600), 8, H100).is_none());
         assert!(!suits(&lp(4284, 4_000_000, 2600), 8));
