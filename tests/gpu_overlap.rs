@@ -131,13 +131,7 @@ fn a_chain_of_products_reads_each_x_after_the_product_that_wrote_it() {
             )
             .unwrap();
             let mut next = v.clone();
-            for (r, y) in next.iter_mut().enumerate() {
-                let (lo, hi) = (a.row_ptr()[r] as usize, a.row_ptr()[r + 1] as usize);
-                let ax: f64 = (lo..hi)
-                    .map(|k| a.values()[k] * u[a.col_ind()[k] as usize])
-                    .sum();
-                *y = alpha * ax + 0.25 * *y;
-            }
+            a.spmv_f64(Operation::NonTranspose, alpha, &u, 0.25, &mut next);
             v = u;
             u = next;
             std::mem::swap(&mut du, &mut dv);

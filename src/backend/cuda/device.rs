@@ -22,10 +22,10 @@ pub struct Device {
     sm_count: u32,
     /// The L2 cache's size in bytes (50 MB on an H100).
     l2_bytes: usize,
-    /// [`Device::streams_past_l2`] forced (tests): 0 by size, 1 always, 2 never.
-    stream_loads: std::sync::atomic::AtomicU8,
-    /// [`Device::overlaps_launches`] forced: 0 by the device and `TESSERA_OVERLAP`, 1 yes, 2 no.
-    overlap: std::sync::atomic::AtomicU8,
+    /// [`Device::streams_past_l2`] forced (tests).
+    stream_loads: Forced,
+    /// [`Device::overlaps_launches`] forced (tests).
+    overlap: Forced,
     cc: (i32, i32),
     max_grid_x: u32,
     max_block: u32,
@@ -118,6 +118,29 @@ impl Drop for CtxGuard {
             // SAFETY: pops the context this guard pushed on this thread.
             let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut old) };
         }
+    }
+}
+
+/// A device's answer that a test may force: `None` (by the device's own rule), or yes or no.
+#[derive(Default)]
+struct Forced(std::sync::atomic::AtomicU8);
+
+impl Forced {
+    fn get(&self) -> Option<bool> {
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        }
+    }
+
+    fn set(&self, on: Option<bool>) {
+        let v = match on {
+            None => 0,
+            Some(true) => 1,
+            Some(false) => 2,
+        };
+        self.0.store(v, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -217,8 +240,8 @@ impl Device {
             name,
             sm_count,
             l2_bytes,
-            stream_loads: std::sync::atomic::AtomicU8::new(0),
-            overlap: std::sync::atomic::AtomicU8::new(0),
+            stream_loads: Forced::default(),
+            overlap: Forced::default(),
             cc,
             max_grid_x,
             max_block,
@@ -296,24 +319,16 @@ impl Device {
     /// (38 MB) 30.0 against 29.4; but power-law 2^18 in f64 (50 MB) 35.6 against 36.9 and the
     /// 3D Laplacian 100³ (83 MB) 33.1 against 37.2.
     pub fn streams_past_l2(&self, bytes: usize) -> bool {
-        match self.stream_loads.load(std::sync::atomic::Ordering::Relaxed) {
-            1 => true,
-            2 => false,
-            _ => bytes as f64 > L2_SHARE * self.l2_bytes as f64,
-        }
+        self.stream_loads
+            .get()
+            .unwrap_or(bytes as f64 > L2_SHARE * self.l2_bytes as f64)
     }
 
     /// Forces [`Device::streams_past_l2`]'s answer for every matrix on this device (`None`: by
     /// size again), for tests that run both ways of reading the matrix arrays.
     #[doc(hidden)]
     pub fn force_stream_loads(&self, on: Option<bool>) {
-        let v = match on {
-            None => 0,
-            Some(true) => 1,
-            Some(false) => 2,
-        };
-        self.stream_loads
-            .store(v, std::sync::atomic::Ordering::Relaxed);
+        self.stream_loads.set(on);
     }
 
     /// Whether the second kernel of a product's pair starts while the first still runs
@@ -323,24 +338,16 @@ impl Device {
     pub fn overlaps_launches(&self) -> bool {
         static OFF: OnceLock<bool> = OnceLock::new();
         self.cc.0 >= 9
-            && match self.overlap.load(std::sync::atomic::Ordering::Relaxed) {
-                1 => true,
-                2 => false,
-                _ => !*OFF
-                    .get_or_init(|| std::env::var_os("TESSERA_OVERLAP").is_some_and(|v| v == "0")),
-            }
+            && self.overlap.get().unwrap_or_else(|| {
+                !*OFF.get_or_init(|| std::env::var_os("TESSERA_OVERLAP").is_some_and(|v| v == "0"))
+            })
     }
 
     /// Forces [`Device::overlaps_launches`]'s answer on this device (`None`: by the device and
     /// the environment again), for tests that run products both ways.
     #[doc(hidden)]
     pub fn force_overlap(&self, on: Option<bool>) {
-        let v = match on {
-            None => 0,
-            Some(true) => 1,
-            Some(false) => 2,
-        };
-        self.overlap.store(v, std::sync::atomic::Ordering::Relaxed);
+        self.overlap.set(on);
     }
 
     /// Compute capability (major, minor).

@@ -79,19 +79,20 @@ pub(crate) unsafe fn launch_shared(
     unsafe { launch_with(dev, f, grid, block, shared_bytes, stream, args, false) }
 }
 
-/// [`launch`] for the second kernel of a product's pair, overlapping the first (programmatic
+/// [`launch`] for the second kernel of a product's pair: when `after_first` (the product's own
+/// first kernel was launched just before it on `stream`) it overlaps that kernel (programmatic
 /// dependent launch, compute capability 9.0 and later, unless [`Device::overlaps_launches`]
-/// says no): its blocks may start while the kernel launched just before it on `stream` still
-/// runs, and wait for that kernel's completion and writes where they execute
-/// `tessera_wait_primary()` (kernels/common.cuh). This hides the first kernel's run and the
-/// gap between the launches (a `hola_prescale` or `brc_scale_rows` before its product: about
-/// 3-5 us on the H100).
+/// says no): its blocks may start while the first still runs, and wait for the first's
+/// completion and writes where they execute `tessera_wait_primary()` (kernels/common.cuh).
+/// This hides the first kernel's run and the gap between the launches (a `hola_prescale` or
+/// `brc_scale_rows` before its product: about 3-5 us on the H100). Without `after_first`, a
+/// plain launch.
 ///
 /// # Safety
-/// As [`launch`]; and the kernel launched just before on `stream` must be tessera's own first
-/// kernel of the same product (never a caller's work: this kernel may read x, or write y,
-/// while it runs), and this kernel must execute `tessera_wait_primary()` before it touches
-/// anything that kernel writes.
+/// As [`launch`]; and when `after_first`, the kernel launched just before on `stream` must be
+/// tessera's own first kernel of the same product (never a caller's work: this kernel may read
+/// x, or write y, while it runs), and this kernel must execute `tessera_wait_primary()` before
+/// it touches anything that kernel writes.
 pub(crate) unsafe fn launch_overlapped(
     dev: &Device,
     f: &Function,
@@ -99,8 +100,9 @@ pub(crate) unsafe fn launch_overlapped(
     block: u32,
     stream: Stream,
     args: KernelArgs,
+    after_first: bool,
 ) -> Result<()> {
-    let overlap = dev.overlaps_launches();
+    let overlap = after_first && dev.overlaps_launches();
     // SAFETY: the caller's contract, passed on unchanged.
     unsafe { launch_with(dev, f, grid, block, 0, stream, args, overlap) }
 }

@@ -291,11 +291,7 @@ impl OnDevice {
             // (owned rows are in no scale list; with the ELL part every block row adds).
             unsafe {
                 let (grid, block) = (p.grid_size(self.block_rows), p.block_size);
-                if first {
-                    launch_overlapped(dev, &k.spmv, grid, block, stream, args)?
-                } else {
-                    launch(dev, &k.spmv, grid, block, stream, args)?
-                }
+                launch_overlapped(dev, &k.spmv, grid, block, stream, args, first)?
             };
         }
         if self.deterministic && self.n_fix > 0 {

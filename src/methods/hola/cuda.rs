@@ -430,11 +430,8 @@ impl OnDevice {
         // by the caller); one block per NPB non-zeros. Overlapped only right after this
         // product's own hola_prescale, which hola_spmv waits for before touching a shared row.
         unsafe {
-            if after_prescale {
-                launch_overlapped(dev, f, self.blocks, self.params.threads, stream, args)
-            } else {
-                launch(dev, f, self.blocks, self.params.threads, stream, args)
-            }
+            let threads = self.params.threads;
+            launch_overlapped(dev, f, self.blocks, threads, stream, args, after_prescale)
         }
     }
 

@@ -217,11 +217,7 @@ impl<T: Scalar> OnDevice<T> {
             // tile_spmv waits for before it writes y.
             unsafe {
                 let grid = self.nitems.div_ceil(WARPS as usize);
-                if prescale {
-                    launch_overlapped(dev, &k.spmv, grid, WARPS * 32, stream, args)?
-                } else {
-                    launch(dev, &k.spmv, grid, WARPS * 32, stream, args)?
-                }
+                launch_overlapped(dev, &k.spmv, grid, WARPS * 32, stream, args, prescale)?
             };
         }
         if let Some(d) = &self.deferred {
