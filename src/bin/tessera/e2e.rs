@@ -386,13 +386,26 @@ fn tessera_first_typed<T: Scalar>(
         }
         let mut at = [0.0; NS.len()];
         let mut done = 0;
+        // With TESSERA_TRACE: each of the first products' call (host µs) and what ran it.
+        let mut calls: Vec<String> = Vec::new();
         for (i, &n) in NS.iter().enumerate() {
             while done < n {
+                let tc = Instant::now();
                 product(&m)?;
                 done += 1;
+                if trace_on() && done <= 24 {
+                    let us = tc.elapsed().as_secs_f64() * 1e6;
+                    calls.push(format!("{us:.1}:{}", m.info().algorithm));
+                }
             }
             h.synchronize().map_err(text)?;
             at[i] = t.elapsed().as_secs_f64() * 1e3;
+        }
+        if trace_on() {
+            eprintln!(
+                "tessera: e2e run from {from:?}: at N = {NS:?} {at:.3?} ms; first calls (us:method) {}",
+                calls.join(" ")
+            );
         }
         check_device(&dy, stream, &want, tol, "after the background build")?;
         Ok(Some(at))
