@@ -196,6 +196,15 @@ impl<M: Send + 'static> Background<M> {
         let ended = EndGuard(shared.clone());
         let job: super::workers::Job = Box::new(move || {
             let _ended = ended;
+            let at = |what: &str| {
+                crate::backend::trace(2, || {
+                    format!(
+                        "worker building {target}: {what} at {:.1} us",
+                        crate::backend::trace_clock_us()
+                    )
+                })
+            };
+            at("start");
             {
                 let mut st = worker.lock();
                 if matches!(*st, State::Cancelled) {
@@ -212,6 +221,7 @@ impl<M: Send + 'static> Background<M> {
                     None => Err(Error::Internal("cancelled".into())),
                 }
             };
+            at("fetched");
             {
                 let mut st = worker.lock();
                 if matches!(*st, State::Cancelled) {
@@ -235,8 +245,10 @@ impl<M: Send + 'static> Background<M> {
                         worker_slot.lock().unwrap_or_else(|e| e.into_inner()).take()
                     };
                     let r = r.ok_or_else(|| Error::Internal("no device resources".into()))?;
+                    at("host half done");
                     caught(move || device(p, r))
                 });
+            at("device half done");
             let ms = start.elapsed().as_secs_f64() * 1e3;
             let mut st = worker.lock();
             if matches!(*st, State::Cancelled) {

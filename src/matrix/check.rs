@@ -188,6 +188,7 @@ impl<T: Scalar> Matrix<T> {
             carry_at: l.carry_at,
             carry_bytes: l.carry_bytes,
         });
+        crate::backend::span("borrow: stats");
         let Some(check) = cuda::import::inspect_deferred(dev, stream, p, fuse)? else {
             return Self::borrow_device(handle, p, writes);
         };
@@ -201,8 +202,10 @@ impl<T: Scalar> Matrix<T> {
             false,
             transpose,
         )?;
+        crate::backend::span("borrow: csr");
         let mut m = Self::with_copies(handle, None, Some(Arc::new(gpu)), stats);
         m.check = Some(check);
+        crate::backend::span("borrow: matrix");
         crate::backend::trace(2, || {
             format!(
                 "borrow {} x {}, nnz {}: check queued in {:.1} us, the rest {:.1} us",
@@ -272,11 +275,14 @@ impl<T: Scalar> Matrix<T> {
             && !self.reads_arrays_only();
         let t0 = std::time::Instant::now();
         let settled = eligible && self.settle_check(handle, false)?;
+        crate::backend::span("analyze: poll");
         if settled && self.analyze_in_slot(handle)? {
             return Ok(true);
         }
+        crate::backend::span("analyze: in slot?");
         if !eligible || settled {
             self.settle_check(handle, true)?;
+            crate::backend::span("analyze: outcome read");
             crate::backend::trace(2, || {
                 format!(
                     "analyze: the check's outcome read in {:.1} us",
@@ -304,7 +310,9 @@ impl<T: Scalar> Matrix<T> {
         };
         let (starts, shares_rows) = (hola.starts_addr(), hola.shares_rows(dev.sm_count()));
         let method: Box<dyn GpuMethod<T>> = Box::new(hola);
+        crate::backend::span("prov: hola");
         let ready = cuda::Ready::record(dev, stream)?;
+        crate::backend::span("prov: event");
         // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
         // matrix without long rows swaps in without a wait.
         let req = Request {
@@ -318,6 +326,7 @@ impl<T: Scalar> Matrix<T> {
         let light = (!sliced::suits(&self.stats, std::mem::size_of::<T>()))
             .then(|| methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok())
             .flatten();
+        crate::backend::span("prov: csr_vector");
         let provisional = Provisional {
             params,
             starts,
@@ -381,8 +390,9 @@ impl<T: Scalar> Matrix<T> {
         let params = provisional_params(&self.stats);
         let fixed = hola_params::fixed_rule(&self.stats);
         let laid_out = c
-            .workspace()
-            .and(slot_layout::<T>(dev, params, csr.nnz()))
+            .fills_workspace()
+            .then(|| slot_layout::<T>(dev, params, csr.nnz()))
+            .flatten()
             .filter(|_| fixed == params);
         // Other parameters overwrite the workspace: only where no earlier analysis's HOLA
         // may still read it.

@@ -338,6 +338,7 @@ impl<T: Scalar> Matrix<T> {
         later: Vec<Later>,
     ) -> Result<()> {
         let start = Instant::now();
+        crate::backend::span("aw: enter");
         let algorithm = select::choose(
             &self.stats,
             std::mem::size_of::<T>(),
@@ -345,6 +346,7 @@ impl<T: Scalar> Matrix<T> {
             handle.deterministic(),
             handle.sm_count(),
         )?;
+        crate::backend::span("aw: choose");
         let timed = alg == Algorithm::Auto
             && matches!(tuning, Tuning::Quick | Tuning::Exhaustive)
             && self.stats.nnz > 0;
@@ -366,9 +368,12 @@ impl<T: Scalar> Matrix<T> {
         }
         // The old analysis goes first, so that its memory can be reused; if this analysis
         // fails, the matrix is left not analyzed (spmv answers NOT_ANALYZED).
+        crate::backend::span("aw: host copy");
         self.drop_analysis();
+        crate::backend::span("aw: drop");
         // No form gated by a check is left: its slot goes back (its outcome was kept).
         self.check = None;
+        crate::backend::span("aw: check dropped");
         let deterministic = handle.deterministic();
         let host_csr = self.csr.clone();
         let req = Request {
@@ -423,10 +428,13 @@ impl<T: Scalar> Matrix<T> {
                 auto_note = note;
                 m
             } else {
+                crate::backend::span("aw: spawned");
                 methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?
             };
+            crate::backend::span("aw: prepared");
             // Not waited for: later work on other streams is ordered after it.
             let ready = cuda::Ready::record(dev, stream)?;
+            crate::backend::span("aw: event");
             let forms = Forms::new(algorithm, method).with_backgrounds(bgs);
             self.gpu = Some(Gpu {
                 forms,
@@ -650,13 +658,16 @@ impl<T: Scalar> Matrix<T> {
         if yl == 0 {
             return Ok(());
         }
+        crate::backend::span("spmv: enter");
         handle.check_device_vector(y, yl * std::mem::size_of::<T>(), "y")?;
         let stream = handle.cuda_stream();
         gpu.ready.order(stream)?;
+        crate::backend::span("spmv: y, ready");
         // A check still running orders this product after it; one that has reported gives its
         // error, or AUTO's real choice starts once this (or, after the product that read the
         // outcome, the next) product is queued (check.rs).
         let start = self.check_at_product(dev, stream, gpu, false)?;
+        crate::backend::span("spmv: check polled");
         let queued = (|| {
             if alpha == T::ZERO {
                 return if beta == T::ONE {
@@ -700,7 +711,9 @@ impl<T: Scalar> Matrix<T> {
             }
             r
         })();
+        crate::backend::span("spmv: queued");
         self.start_after_launch(dev, gpu, start);
+        crate::backend::span("spmv: final started");
         queued
     }
 

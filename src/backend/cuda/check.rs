@@ -205,8 +205,9 @@ pub struct DeferredCheck {
     /// The workspace the check's kernel filled ([`Fuse`]): the slot's, or a big one (its
     /// index), lent to the matrix's methods until this is dropped.
     work: Option<(u64, Option<u32>)>,
-    /// The slot's workspace, and whether it was lent ([`DeferredCheck::lend`]) though the
-    /// kernel did not fill it.
+    /// The slot's workspace, and whether a workspace was lent to a method
+    /// ([`DeferredCheck::workspace`], [`DeferredCheck::lend`]): only then may products still
+    /// read it when this is dropped.
     slot_work: (u64, std::sync::atomic::AtomicBool),
     outcome: OnceLock<Result<Option<RowStats>>>,
 }
@@ -272,7 +273,19 @@ impl DeferredCheck {
     /// The workspace the check's kernel filled as the create's [`Fuse`] asked (the slot's, or
     /// a big one for a layout larger than [`WORK_BYTES`]).
     pub fn workspace(&self) -> Option<u64> {
-        self.work.map(|(w, _)| w)
+        let w = self.work.map(|(w, _)| w);
+        if w.is_some() {
+            self.slot_work
+                .1
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+        w
+    }
+
+    /// True when the check's kernel fills a workspace (as [`DeferredCheck::workspace`], without
+    /// lending it).
+    pub fn fills_workspace(&self) -> bool {
+        self.work.is_some()
     }
 
     /// Workspace memory for the matrix's methods until this is dropped, as address and bytes:
@@ -280,15 +293,13 @@ impl DeferredCheck {
     /// one), else the slot's, unused by the kernel. The caller overwrites what the kernel
     /// wrote there.
     pub fn lend(&self) -> (u64, usize) {
+        self.slot_work
+            .1
+            .store(true, std::sync::atomic::Ordering::Release);
         match self.work {
             Some((w, Some(_))) => (w, BIG_WORK_BYTES),
             Some((w, None)) => (w, WORK_BYTES),
-            None => {
-                self.slot_work
-                    .1
-                    .store(true, std::sync::atomic::Ordering::Release);
-                (self.slot_work.0, WORK_BYTES)
-            }
+            None => (self.slot_work.0, WORK_BYTES),
         }
     }
 
@@ -353,13 +364,15 @@ impl DeferredCheck {
 impl Drop for DeferredCheck {
     fn drop(&mut self) {
         // The slot is reused only after its kernel has run (a slot whose kernel failed keeps
-        // accumulators that may not be zero: never reused), and, when its workspace was lent to
+        // accumulators that may not be zero: never reused), and, when a workspace was lent to
         // a method, after every product that may use it (as freeing the method's own memory
-        // would wait: cuMemFree synchronizes).
+        // would wait: cuMemFree synchronizes). A workspace the kernel filled but no method was
+        // given (AUTO chose another method once the outcome was known) needs no more than the
+        // kernel: an analyze that finds the check done does not wait for the whole device.
         if self.ready.synchronize().is_err() {
             return;
         }
-        if self.work.is_some() || self.slot_work.1.load(std::sync::atomic::Ordering::Acquire) {
+        if self.slot_work.1.load(std::sync::atomic::Ordering::Acquire) {
             let Ok(_g) = self.dev.enter() else {
                 return;
             };

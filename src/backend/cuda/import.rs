@@ -311,6 +311,7 @@ pub fn inspect_deferred(
     let Some(slot) = slab.take() else {
         return Ok(None);
     };
+    crate::backend::span("check: slot");
     let [status, verdict, result, small] = slab.addresses(slot);
     // The workspace the kernel fills: the slot's when the layout fits it, else a big one if
     // one is free, else none (the provisional HOLA then makes its own).
@@ -335,6 +336,7 @@ pub fn inspect_deferred(
         }
     };
     drop(scratch);
+    crate::backend::span("check: kernel");
     // A failure from here on keeps the slot out of the free list (its accumulators may not be
     // zero).
     // SAFETY: the slot's accumulators are zero (the slab was zeroed, and the kernel of its
@@ -353,7 +355,9 @@ pub fn inspect_deferred(
             work.map(|(f, (w, _))| (f, w)),
         )
     }?;
+    crate::backend::span("check: launch");
     let ready = Ready::record(dev, stream)?;
+    crate::backend::span("check: event");
     crate::backend::trace(2, || {
         format!(
             "deferred inspection of {} rows queued in {:.1} us{}",

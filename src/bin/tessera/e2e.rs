@@ -298,6 +298,7 @@ fn tessera_first_typed<T: Scalar>(
                 // Matrix::from_device (validated and converted on the device) or
                 // Matrix::borrow_device (validated; the arrays read in place).
                 let tq = Instant::now();
+                tessera::backend::span_start();
                 for (addr, len) in [
                     (d_row_ptr.addr(), d_row_ptr.len()),
                     (d_col_ind.addr(), d_col_ind.len()),
@@ -358,6 +359,7 @@ fn tessera_first_typed<T: Scalar>(
         let launched = t.elapsed();
         h.synchronize().map_err(text)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        tessera::backend::spans(&format!("e2e first from {from:?} to the synchronize"));
         if trace_on() {
             eprintln!(
                 "tessera: e2e first product from {from:?} ({}): create + analyze {:.1} us, product call {:.1} us, synchronize {:.1} us",
@@ -391,10 +393,21 @@ fn tessera_first_typed<T: Scalar>(
         for (i, &n) in NS.iter().enumerate() {
             while done < n {
                 let tc = Instant::now();
+                let clock = if done < 24 {
+                    tessera::backend::span_start();
+                    tessera::backend::trace_clock_us()
+                } else {
+                    0.0
+                };
                 product(&m)?;
                 done += 1;
                 if trace_on() && done <= 24 {
                     let us = tc.elapsed().as_secs_f64() * 1e6;
+                    if us > 30.0 {
+                        tessera::backend::spans(&format!(
+                            "e2e run from {from:?}, product {done} at {clock:.1} us"
+                        ));
+                    }
                     calls.push(format!("{us:.1}:{}", m.info().algorithm));
                 }
             }
