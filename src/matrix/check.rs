@@ -596,7 +596,11 @@ fn light_build<T: Scalar>(
                     tuning: Tuning::None,
                     deterministic: false,
                 };
-                let m = methods::prepare_gpu(target, &dev, own.stream(), &csr, &req)?;
+                // Stream-ordered allocations: a cuMemAlloc here would stall the caller's
+                // launches (memory.rs, allocating_on).
+                let m = cuda::allocating_on(own.stream(), || {
+                    methods::prepare_gpu(target, &dev, own.stream(), &csr, &req)
+                })?;
                 own.synchronize()?;
                 Ok(m)
             },

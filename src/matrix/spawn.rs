@@ -72,8 +72,10 @@ impl<T: Scalar> Matrix<T> {
             device: move |half, (dev, gcsr): Resources<T>| {
                 cuda::relax_capture_mode()?;
                 let own = OwnedStream::new(&dev)?;
-                let method = match half {
-                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr)?,
+                // Stream-ordered allocations: a cuMemAlloc of the format would stall the
+                // caller's launches for as long as it takes (memory.rs, allocating_on).
+                let method = cuda::allocating_on(own.stream(), || match half {
+                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr),
                     HostHalf::OnDevice => {
                         let req = Request {
                             host: None,
@@ -81,13 +83,13 @@ impl<T: Scalar> Matrix<T> {
                             tuning: Tuning::None,
                             deterministic,
                         };
-                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
                     }
                     HostHalf::Whole(csr, stats) => {
                         let req = Request::fixed_rule(&csr, &stats, deterministic);
-                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)?
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
                     }
-                };
+                })?;
                 own.synchronize()?;
                 // The events of the trial this form gets when it swaps in (without them, none).
                 if let Some(t) = &trial {

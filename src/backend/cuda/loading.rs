@@ -43,6 +43,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuLaunchKernel",
     "cuLaunchKernelEx",
     "cuMemAlloc_v2",
+    "cuMemAllocAsync",
     "cuMemFreeHost",
     "cuMemFree_v2",
     "cuMemGetInfo_v2",

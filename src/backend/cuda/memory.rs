@@ -170,6 +170,27 @@ pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: u64
     synchronize(dev, stream)
 }
 
+thread_local! {
+    /// The stream this thread's allocations are ordered on ([`allocating_on`]), if any.
+    static ALLOC_STREAM: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with this thread's device allocations made stream-ordered on `stream`
+/// (`cuMemAllocAsync` from the device's default pool; `cuMemAlloc` where pools are not
+/// supported): what a background build's device half does. A `cuMemAlloc` of tens of MB holds
+/// the driver for 60-200 us, and every other thread's launch waits for it (session 20, run I:
+/// an empty kernel's launch took up to 196 us beside a 25 MiB cuMemAlloc, at most 21 us beside
+/// a cuMemAllocAsync of the same size), so a build beside the caller's products stalled them by
+/// as long. Each allocation waits for `stream` (on this thread only), so the memory is usable on
+/// any stream when `alloc` returns, as `cuMemAlloc`'s is; it is freed with `cuMemFree` as any
+/// other (which takes memory from `cuMemAllocAsync`).
+pub fn allocating_on<R>(stream: Stream, f: impl FnOnce() -> R) -> R {
+    let old = ALLOC_STREAM.with(|s| s.replace(Some(stream.0)));
+    let r = f();
+    ALLOC_STREAM.with(|s| s.set(old));
+    r
+}
+
 /// Device memory owned by tessera. Freed on drop; keeps its device (context) alive.
 pub struct DeviceBuffer {
     ptr: sys::CUdeviceptr,
@@ -199,11 +220,32 @@ impl DeviceBuffer {
                 Some(_) => sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
                 None => {
                     let t = std::time::Instant::now();
-                    // SAFETY: context current; ptr is a valid out-pointer.
-                    let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+                    let on = ALLOC_STREAM.with(|s| s.get());
+                    // SAFETY: context current; ptr is a valid out-pointer; `on` is the stream
+                    // the caller of allocating_on named, in this context.
+                    let r = match on {
+                        Some(s) => {
+                            match unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, Stream(s).raw()) }
+                            {
+                                sys::CUresult::CUDA_ERROR_NOT_SUPPORTED => unsafe {
+                                    sys::cuMemAlloc_v2(&mut ptr, bytes)
+                                },
+                                // Usable on any stream from here on, as cuMemAlloc's memory
+                                // is (a staged upload copies on a stream of its own): the
+                                // wait is this thread's, and holds up no other.
+                                sys::CUresult::CUDA_SUCCESS => unsafe {
+                                    sys::cuStreamSynchronize(Stream(s).raw())
+                                },
+                                r => r,
+                            }
+                        }
+                        // SAFETY: as above.
+                        None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
+                    };
                     crate::backend::trace(2, || {
                         format!(
-                            "cuMemAlloc {bytes} bytes for {what}: {:.1} us",
+                            "cuMemAlloc{} {bytes} bytes for {what}: {:.1} us",
+                            if on.is_some() { "Async" } else { "" },
                             t.elapsed().as_secs_f64() * 1e6
                         )
                     });
@@ -366,7 +408,8 @@ impl Drop for DeviceBuffer {
         // A part leaves the freeing to its allocation's last reference.
         if self.ptr != 0 && self.whole.is_none() && !self.borrowed {
             if let Ok(_g) = self.dev.enter() {
-                // SAFETY: ptr came from cuMemAlloc in this context and is freed once.
+                // SAFETY: ptr came from cuMemAlloc or cuMemAllocAsync in this context and is
+                // freed once.
                 let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
             }
         }
