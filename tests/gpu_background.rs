@@ -420,3 +420,34 @@ fn a_matrix_kept_on_the_device_builds_its_format_from_a_copy_the_worker_download
         }
     }
 }
+
+/// A background build's device half allocates stream-ordered (`allocating_on`, so that its
+/// allocations do not stall the caller's launches): the memory is usable at once on any stream,
+/// through the staged upload (a stream of its own) and the default stream, and freed as any.
+#[test]
+fn stream_ordered_allocations_are_usable_on_any_stream_at_once() {
+    use tessera::backend::cuda::{allocating_on, copy_to_host, DeviceBuffer, OwnedStream};
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let own = OwnedStream::new(&dev).unwrap();
+    // 24 MiB: past twice the staging chunk, so the upload runs on the staging stream.
+    let data: Vec<u32> = (0..(6u32 << 20))
+        .map(|i| i.wrapping_mul(2654435761))
+        .collect();
+    for round in 0..3 {
+        let buf = allocating_on(own.stream(), || {
+            DeviceBuffer::from_slice(&dev, Stream(0), &data, "a stream-ordered test buffer")
+        })
+        .unwrap();
+        let small = allocating_on(own.stream(), || {
+            DeviceBuffer::from_slice(&dev, Stream(0), &data[..1000], "a small one")
+        })
+        .unwrap();
+        let mut back = vec![0u32; data.len()];
+        copy_to_host(&dev, Stream(0), buf.addr(), &mut back).unwrap();
+        assert!(back == data, "round {round}: the staged upload");
+        let mut back = vec![0u32; 1000];
+        copy_to_host(&dev, own.stream(), small.addr(), &mut back).unwrap();
+        assert_eq!(back, data[..1000], "round {round}: the direct upload");
+    }
+}
