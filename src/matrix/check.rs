@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 /// A provisional analysis: HOLA with these parameters, gated by the check, until a product
 /// after the one that read the check's outcome (`stats`) starts AUTO's real choice (`begun`).
-pub(super) struct Provisional<T: Scalar> {
+pub(super) struct Provisional {
     params: hola_params::Params,
     /// Its row starts (device address; the form is retired, not dropped, when swapped out).
     starts: u64,
@@ -51,12 +51,9 @@ pub(super) struct Provisional<T: Scalar> {
     stats: std::sync::OnceLock<RowStats>,
     /// AUTO's choice has been started.
     begun: AtomicBool,
-    /// CSR_VECTOR with its fixed rule (which reads the mean row length alone), made at analyze:
-    /// swapped in at once, at the product that reads the outcome, when AUTO chooses it.
-    light: std::sync::Mutex<Option<Box<dyn GpuMethod<T>>>>,
 }
 
-impl<T: Scalar> std::fmt::Debug for Provisional<T> {
+impl std::fmt::Debug for Provisional {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Provisional(HOLA {})", self.params)
     }
@@ -309,31 +306,22 @@ impl<T: Scalar> Matrix<T> {
             None => HolaGpu::prepare_gated(dev, stream, &csr, params, gate)?,
         };
         let (starts, shares_rows) = (hola.starts_addr(), hola.shares_rows(dev.sm_count()));
+        let in_slot = in_slot.is_some();
         let method: Box<dyn GpuMethod<T>> = Box::new(hola);
         crate::backend::span("prov: hola");
-        let ready = cuda::Ready::record(dev, stream)?;
-        crate::backend::span("prov: event");
-        // CSR_VECTOR's kernels looked up now (no device work): the likely final method of a
-        // matrix without long rows swaps in without a wait.
-        let req = Request {
-            host: None,
-            stats: &self.stats,
-            tuning: Tuning::None,
-            deterministic: false,
+        // In the slot, analyze queued nothing (the check's kernel wrote the row starts, and
+        // products are ordered after it by the check itself): no event to record.
+        let ready = match in_slot {
+            true => cuda::Ready::nothing(),
+            false => cuda::Ready::record(dev, stream)?,
         };
-        // Not for the sliced mode, which builds its slice bounds from the arrays: after their
-        // check, on a worker (`light_build`).
-        let light = (!sliced::suits(&self.stats, std::mem::size_of::<T>()))
-            .then(|| methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &csr, &req).ok())
-            .flatten();
-        crate::backend::span("prov: csr_vector");
+        crate::backend::span("prov: event");
         let provisional = Provisional {
             params,
             starts,
             shares_rows,
             stats: std::sync::OnceLock::new(),
             begun: AtomicBool::new(false),
-            light: std::sync::Mutex::new(light),
         };
         self.install_hola(
             (csr, method, ready),
@@ -349,7 +337,7 @@ impl<T: Scalar> Matrix<T> {
     fn install_hola(
         &mut self,
         (csr, method, ready): (Arc<GpuCsr<T>>, Box<dyn GpuMethod<T>>, cuda::Ready),
-        provisional: Option<Provisional<T>>,
+        provisional: Option<Provisional>,
         start: std::time::Instant,
         auto_note: &str,
     ) {
@@ -494,13 +482,14 @@ impl<T: Scalar> Matrix<T> {
     pub(super) fn start_after_launch(
         &self,
         dev: &Arc<cuda::Device>,
+        stream: Stream,
         gpu: &Gpu<T>,
         stats: Option<RowStats>,
     ) {
         let (Some(stats), Some(prov)) = (stats, &gpu.provisional) else {
             return;
         };
-        if let Err(e) = self.start_final(dev, gpu, prov, stats) {
+        if let Err(e) = self.start_final(dev, stream, gpu, prov, stats) {
             super::trace(|| format!("AUTO's choice after the check could not start: {e}"));
         }
     }
@@ -511,14 +500,26 @@ impl<T: Scalar> Matrix<T> {
     fn start_final(
         &self,
         dev: &Arc<cuda::Device>,
+        stream: Stream,
         gpu: &Gpu<T>,
-        prov: &Provisional<T>,
+        prov: &Provisional,
         stats: RowStats,
     ) -> Result<()> {
         let (now, later) = auto_plan(&stats, std::mem::size_of::<T>(), dev.sm_count());
         let mut bgs = Vec::new();
+        // CSR_VECTOR outside the sliced mode is its kernels looked up (no device work): made
+        // here, after the product's launch (while the device runs it), and swapped in at once.
+        // The sliced mode builds its slice bounds from the arrays, on a worker (`light_build`).
         let made = match now {
-            Algorithm::CsrVector => prov.light.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            Algorithm::CsrVector if !sliced::suits(&stats, std::mem::size_of::<T>()) => {
+                let req = Request {
+                    host: None,
+                    stats: &stats,
+                    tuning: Tuning::None,
+                    deterministic: false,
+                };
+                methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &gpu.csr, &req).ok()
+            }
             _ => None,
         };
         let same_hola = now == Algorithm::Hola && hola_params::fixed_rule(&stats) == prov.params;

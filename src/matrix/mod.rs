@@ -57,7 +57,7 @@ struct Gpu<T: Scalar> {
     forms: Forms<Box<dyn GpuMethod<T>>>,
     csr: Arc<GpuCsr<T>>,
     /// A provisional analysis, made while the borrowed create's check ran (check.rs).
-    provisional: Option<check::Provisional<T>>,
+    provisional: Option<check::Provisional>,
     /// AUTO's trial of a heavy format swapped in against the form it replaced (trial.rs).
     trial: Arc<trial::Trial>,
     /// What analyze queued on its stream (HOLA's row starts, a format's upload): products and
@@ -490,7 +490,7 @@ impl<T: Scalar> Matrix<T> {
             if let Some(c) = &self.check {
                 c.wait(stream);
                 let start = self.check_at_product(dev, stream, gpu, true)?;
-                self.start_after_launch(dev, gpu, start);
+                self.start_after_launch(dev, stream, gpu, start);
             }
             // A swap that begins a trial holds the later builds until the trial is over.
             gpu.forms.finish(
@@ -712,7 +712,7 @@ impl<T: Scalar> Matrix<T> {
             r
         })();
         crate::backend::span("spmv: queued");
-        self.start_after_launch(dev, gpu, start);
+        self.start_after_launch(dev, stream, gpu, start);
         crate::backend::span("spmv: final started");
         queued
     }

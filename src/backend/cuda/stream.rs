@@ -151,7 +151,8 @@ pub fn with_relaxed_capture<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 /// Work queued on one stream (an analysis's kernels) that later work on any stream must follow,
 /// without a host wait where it can be helped: [`Ready::order`].
 pub struct Ready {
-    event: Event,
+    /// None: nothing was queued ([`Ready::nothing`]).
+    event: Option<Event>,
     on: Stream,
     done: std::sync::atomic::AtomicBool,
 }
@@ -168,10 +169,19 @@ impl Ready {
         let event = Event::for_ordering(dev)?;
         event.record(stream)?;
         Ok(Ready {
-            event,
+            event: Some(event),
             on: stream,
             done: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Marks nothing: an analysis that queued no device work (no driver call).
+    pub fn nothing() -> Ready {
+        Ready {
+            event: None,
+            on: Stream::default(),
+            done: std::sync::atomic::AtomicBool::new(true),
+        }
     }
 
     /// Orders what is queued next on `stream` after the marked work: nothing once it is known
@@ -180,14 +190,17 @@ impl Ready {
     /// cannot depend on work recorded outside it).
     pub fn order(&self, stream: Stream) -> Result<()> {
         use std::sync::atomic::Ordering;
+        let Some(event) = &self.event else {
+            return Ok(());
+        };
         if self.done.load(Ordering::Acquire) || stream.same_queue(self.on) {
             return Ok(());
         }
-        if is_capturing(&self.event.dev, stream)? {
-            with_relaxed_capture(|| self.event.synchronize())?;
+        if is_capturing(&event.dev, stream)? {
+            with_relaxed_capture(|| event.synchronize())?;
             self.done.store(true, Ordering::Release);
         } else if !self.is_done()? {
-            return self.event.wait_on(stream);
+            return event.wait_on(stream);
         }
         Ok(())
     }
@@ -196,10 +209,13 @@ impl Ready {
     /// global mode, where an event query is refused).
     pub fn is_done(&self) -> Result<bool> {
         use std::sync::atomic::Ordering;
+        let Some(event) = &self.event else {
+            return Ok(true);
+        };
         if self.done.load(Ordering::Acquire) {
             return Ok(true);
         }
-        let done = self.event.is_done()?;
+        let done = event.is_done()?;
         if done {
             self.done.store(true, Ordering::Release);
         }
@@ -208,7 +224,10 @@ impl Ready {
 
     /// Waits on the host for the marked work.
     pub fn synchronize(&self) -> Result<()> {
-        self.event.synchronize()
+        match &self.event {
+            Some(event) => event.synchronize(),
+            None => Ok(()),
+        }
     }
 }
 
