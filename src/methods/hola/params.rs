@@ -63,7 +63,23 @@ impl fmt::Display for Params {
 /// columns, and at least 6 entries per row. The per-thread sort stays off: tessera's CSR has
 /// sorted columns within rows, so a thread's column ids are already ascending except across a
 /// row end, and the sort only costs instructions (it never won on the H100).
+///
+/// Rows longer on average than such a block ([`LONG_ROWS_MEAN`]) take 512 non-zeros per block,
+/// 128 threads × 4: every block then lies within one or two rows, and twice the blocks keep
+/// more of them in flight. H100, EXHAUSTIVE over the 12 configurations (session 20, runs N
+/// and O): 128 × 4 was the fastest on all ten pairs of a matrix and a value type with mean
+/// rows of 1,200 to 2,600 (dense 2000², random rows of 1,500 and 2,000, three LP shapes over
+/// 1-4M columns), by 0.3-14% over 256 × 4 (dense 2000² f32 18.7 -> 16.1 us, the LP with rows of
+/// 1,200 over 4M columns f64 26.2 -> 24.5 us); at rows of 400 it was not (128 × 8 best in f32,
+/// all within 1% in f64).
 pub fn fixed_rule(stats: &RowStats) -> Params {
+    if stats.mean > LONG_ROWS_MEAN {
+        return Params {
+            threads: 128,
+            npt: 4,
+            sort: false,
+        };
+    }
     let regular = (stats.max as f64) <= 8.0 * stats.mean.max(1.0);
     let local = stats.col_spread <= stats.cols as f64 / 10.0;
     if regular && local && stats.mean >= 6.0 {
@@ -80,6 +96,9 @@ pub fn fixed_rule(stats: &RowStats) -> Params {
         }
     }
 }
+
+/// The mean row length above which [`fixed_rule`] takes blocks of 512 non-zeros.
+const LONG_ROWS_MEAN: f64 = 1024.0;
 
 /// Whether a grid of `blocks` blocks runs with ownership (kernels/hola.cu: a row spanning two
 /// blocks is read whole by the first, rows spanning three or more are carried; one launch):
@@ -168,6 +187,33 @@ mod tests {
         assert_eq!(candidates(&s, false).len(), 5);
         assert_eq!(candidates(&s, true).len(), 12);
         assert_eq!(fixed_rule(&s).npb(), 1024);
+    }
+
+    #[test]
+    fn rows_longer_than_a_block_take_blocks_of_512() {
+        let s = |rows: usize, per_row: usize| RowStats {
+            rows,
+            cols: rows,
+            nnz: rows * per_row,
+            mean: per_row as f64,
+            std_dev: 0.0,
+            min: per_row,
+            max: per_row,
+            empty_rows: 0,
+            col_spread: rows as f64 / 2.0,
+        };
+        let long = fixed_rule(&s(2000, 2000));
+        assert_eq!((long.threads, long.npt, long.npb()), (128, 4, 512));
+        assert_eq!(fixed_rule(&s(4000, 1025)).npb(), 512);
+        assert_eq!(fixed_rule(&s(4000, 1024)).npb(), 1024);
+        assert_eq!(
+            fixed_rule(&s(20000, 400)),
+            Params {
+                threads: 256,
+                npt: 4,
+                sort: false
+            }
+        );
     }
 
     #[test]
