@@ -191,23 +191,12 @@ mod tests {
 
     #[test]
     fn rows_longer_than_a_block_take_blocks_of_512() {
-        let s = |rows: usize, per_row: usize| RowStats {
-            rows,
-            cols: rows,
-            nnz: rows * per_row,
-            mean: per_row as f64,
-            std_dev: 0.0,
-            min: per_row,
-            max: per_row,
-            empty_rows: 0,
-            col_spread: rows as f64 / 2.0,
-        };
-        let long = fixed_rule(&s(2000, 2000));
+        let rule = |spec: &str| fixed_rule(&crate::io::load(spec).unwrap().1.stats());
+        let long = rule("gen:dense:64,1025");
         assert_eq!((long.threads, long.npt, long.npb()), (128, 4, 512));
-        assert_eq!(fixed_rule(&s(4000, 1025)).npb(), 512);
-        assert_eq!(fixed_rule(&s(4000, 1024)).npb(), 1024);
+        assert_eq!(rule("gen:dense:64,1024").npb(), 1024);
         assert_eq!(
-            fixed_rule(&s(20000, 400)),
+            rule("gen:uniform:2000,400,1"),
             Params {
                 threads: 256,
                 npt: 4,
