@@ -113,18 +113,35 @@ fn before_check(p: &DeviceCsr) -> RowStats {
     }
 }
 
-/// The provisional HOLA's parameters for a matrix of these sizes (its fixed rule on what is
-/// known before the check).
+/// The provisional HOLA's parameters for a matrix of these sizes: its fixed rule on what is
+/// known before the check (the sizes and the mean row length; any parameters are safe on any
+/// rows). Below [`GUESS_LOCAL_NNZ`] entries the longest row is taken as all of them and the
+/// columns as spread over all: HOLA's general split (256 x 4), which is AUTO's final HOLA on
+/// most small matrices it runs HOLA on, so that form stays once the check reports. From there,
+/// where products last long enough for the split to matter, the rows are taken as even and
+/// their columns as near each other (128 x 8 from 6 entries per row). Session 20, runs R and S
+/// (H100, each configuration timed): where the rows are regular and local, 256 x 4 is 20-24%
+/// slower than 128 x 8 in f32 (stencil27 100³ 94.5 against 78.7 us, elasticity 48³ 90.3
+/// against 72.8, lap3d7 160³ 129.9 against 108.5); where they are not, 128 x 8 is 0.3-1.4%
+/// slower than 256 x 4 at 16 entries per row (uniform, power-law and empty-row generators,
+/// both types; circuit rows, 4.6-6.2%, have fewer than 6 entries and keep 256 x 4). The final
+/// HOLA, with the measured statistics, follows once the check reports.
 fn provisional_params(s: &RowStats) -> hola_params::Params {
+    let local = s.nnz >= GUESS_LOCAL_NNZ;
     hola_params::fixed_rule(&RowStats {
         std_dev: 0.0,
         min: 0,
-        max: s.nnz,
+        max: if local { s.mean.ceil() as usize } else { s.nnz },
         empty_rows: 0,
-        col_spread: s.cols as f64,
+        col_spread: if local { 0.0 } else { s.cols as f64 },
         ..*s
     })
 }
+
+/// The entries from which the provisional HOLA takes the rows as regular and local
+/// ([`provisional_params`]): the size from which `select::needs_split` sends rows of 10 or
+/// more to HOLA for good.
+const GUESS_LOCAL_NNZ: usize = 4_000_000;
 
 /// What AUTO with TUNING_NONE runs for these statistics, as analyze decides it: the method over
 /// the CSR arrays, and the heavy format to build in the background and after how many
@@ -178,7 +195,7 @@ impl<T: Scalar> Matrix<T> {
         let stats = before_check(p);
         // A small matrix's provisional HOLA lives in the check's slot: the check's kernel
         // writes its row starts and zeroes its carry workspace (no allocation, no launch).
-        let params = hola_params::fixed_rule(&stats);
+        let params = provisional_params(&stats);
         let fuse = slot_layout::<T>(dev, params, p.nnz).map(|l| Fuse {
             npb: params.npb(),
             nblocks: l.blocks,
@@ -609,4 +626,38 @@ fn light_build<T: Scalar>(
         (dev.clone(), csr.clone()),
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(rows: usize, nnz: usize) -> RowStats {
+        before_check(&DeviceCsr {
+            rows,
+            cols: rows,
+            nnz,
+            row_ptr: 0,
+            col_ind: 0,
+            values: 0,
+            is64: false,
+            base: crate::types::IndexBase::Zero,
+        })
+    }
+
+    #[test]
+    fn the_provisional_hola_guesses_local_rows_only_on_large_matrices() {
+        let p = |rows, nnz| {
+            let q = provisional_params(&sizes(rows, nnz));
+            (q.threads, q.npt)
+        };
+        // A 27-point stencil of 100³: 26.5M entries.
+        assert_eq!(p(1_000_000, 26_463_592), (128, 8));
+        // The same mean on a small matrix: the general split, AUTO's usual final HOLA there.
+        assert_eq!(p(10_000, 265_000), (256, 4));
+        // Fewer than 6 entries per row: never taken as local.
+        assert_eq!(p(1_000_000, 5_000_000), (256, 4));
+        // Rows longer than a block: blocks of 512 whatever the guess.
+        assert_eq!(p(4_000, 8_000_000), (128, 4));
+    }
 }
