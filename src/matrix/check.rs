@@ -4,7 +4,8 @@
 //! The check (`util_inspect`) is queued on the create's stream and nothing waits for it. Its
 //! outcome is read when something needs it:
 //! - AUTO's analyze with TUNING_NONE does not wait: while the check runs it answers with HOLA
-//!   (safe on any row lengths) with parameters from the mean row length alone, every kernel of
+//!   (safe on any row lengths) with parameters from the sizes and the mean row length
+//!   (`provisional_params`), every kernel of
 //!   which reads the check's verdict on the device first and, for malformed arrays, reads
 //!   nothing of them and fills y with NaN (`tessera_gated` in kernels/common.cuh);
 //! - each product looks (never waits): once the outcome is there, a malformed matrix's product
