@@ -530,12 +530,7 @@ impl<T: Scalar> Matrix<T> {
         // The sliced mode builds its slice bounds from the arrays, on a worker (`light_build`).
         let made = match now {
             Algorithm::CsrVector if !sliced::suits(&stats, std::mem::size_of::<T>()) => {
-                let req = Request {
-                    host: None,
-                    stats: &stats,
-                    tuning: Tuning::None,
-                    deterministic: false,
-                };
+                let req = Request::on_device(&stats, false);
                 methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &gpu.csr, &req).ok()
             }
             _ => None,
@@ -609,12 +604,7 @@ fn light_build<T: Scalar>(
             device: move |(), (dev, csr): Resources<T>| {
                 cuda::relax_capture_mode()?;
                 let own = OwnedStream::new(&dev)?;
-                let req = Request {
-                    host: None,
-                    stats: &stats,
-                    tuning: Tuning::None,
-                    deterministic: false,
-                };
+                let req = Request::on_device(&stats, false);
                 // Stream-ordered allocations: a cuMemAlloc here would stall the caller's
                 // launches (memory.rs, allocating_on).
                 let m = cuda::allocating_on(own.stream(), || {

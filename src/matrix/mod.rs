@@ -422,13 +422,13 @@ impl<T: Scalar> Matrix<T> {
                     )
                 })
                 .collect::<Result<Vec<_>>>()?;
+            crate::backend::span("aw: spawned");
             let method = if timed {
                 let (a, m, note) = select::by_timing(dev, stream, &csr, &req)?;
                 algorithm = a;
                 auto_note = note;
                 m
             } else {
-                crate::backend::span("aw: spawned");
                 methods::prepare_gpu(algorithm, dev, stream, &csr, &req)?
             };
             crate::backend::span("aw: prepared");

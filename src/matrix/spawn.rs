@@ -77,12 +77,7 @@ impl<T: Scalar> Matrix<T> {
                 let method = cuda::allocating_on(own.stream(), || match half {
                     HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr),
                     HostHalf::OnDevice => {
-                        let req = Request {
-                            host: None,
-                            stats: &stats,
-                            tuning: Tuning::None,
-                            deterministic,
-                        };
+                        let req = Request::on_device(&stats, deterministic);
                         methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
                     }
                     HostHalf::Whole(csr, stats) => {

@@ -57,6 +57,17 @@ impl<'a, T> Request<'a, T> {
         }
     }
 
+    /// The request of a method's fixed rule over the device CSR alone (no host copy): what
+    /// AUTO's builds of a matrix kept on the device ask.
+    pub fn on_device(stats: &'a RowStats, deterministic: bool) -> Self {
+        Request {
+            host: None,
+            stats,
+            tuning: Tuning::None,
+            deterministic,
+        }
+    }
+
     /// The host CSR; an internal error when analyze did not provide it although the method
     /// reads it (see [`needs_host_csr`]).
     pub fn csr(&self) -> Result<&'a Csr<T>> {

@@ -205,10 +205,11 @@ pub struct DeferredCheck {
     /// The workspace the check's kernel filled ([`Fuse`]): the slot's, or a big one (its
     /// index), lent to the matrix's methods until this is dropped.
     work: Option<(u64, Option<u32>)>,
-    /// The slot's workspace, and whether a workspace was lent to a method
-    /// ([`DeferredCheck::workspace`], [`DeferredCheck::lend`]): only then may products still
-    /// read it when this is dropped.
-    slot_work: (u64, std::sync::atomic::AtomicBool),
+    /// The slot's workspace.
+    slot_work: u64,
+    /// A workspace was lent to a method ([`DeferredCheck::workspace`], [`DeferredCheck::lend`]):
+    /// only then may products still read it when this is dropped.
+    lent: std::sync::atomic::AtomicBool,
     outcome: OnceLock<Result<Option<RowStats>>>,
 }
 
@@ -265,7 +266,8 @@ impl DeferredCheck {
             p,
             verdict,
             work,
-            slot_work: (slot_work, std::sync::atomic::AtomicBool::new(false)),
+            slot_work,
+            lent: std::sync::atomic::AtomicBool::new(false),
             outcome: OnceLock::new(),
         }
     }
@@ -275,9 +277,7 @@ impl DeferredCheck {
     pub fn workspace(&self) -> Option<u64> {
         let w = self.work.map(|(w, _)| w);
         if w.is_some() {
-            self.slot_work
-                .1
-                .store(true, std::sync::atomic::Ordering::Release);
+            self.lent.store(true, std::sync::atomic::Ordering::Release);
         }
         w
     }
@@ -293,13 +293,11 @@ impl DeferredCheck {
     /// one), else the slot's, unused by the kernel. The caller overwrites what the kernel
     /// wrote there.
     pub fn lend(&self) -> (u64, usize) {
-        self.slot_work
-            .1
-            .store(true, std::sync::atomic::Ordering::Release);
+        self.lent.store(true, std::sync::atomic::Ordering::Release);
         match self.work {
             Some((w, Some(_))) => (w, BIG_WORK_BYTES),
             Some((w, None)) => (w, WORK_BYTES),
-            None => (self.slot_work.0, WORK_BYTES),
+            None => (self.slot_work, WORK_BYTES),
         }
     }
 
@@ -372,7 +370,7 @@ impl Drop for DeferredCheck {
         if self.ready.synchronize().is_err() {
             return;
         }
-        if self.slot_work.1.load(std::sync::atomic::Ordering::Acquire) {
+        if self.lent.load(std::sync::atomic::Ordering::Acquire) {
             let Ok(_g) = self.dev.enter() else {
                 return;
             };

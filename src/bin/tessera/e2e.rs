@@ -405,14 +405,17 @@ fn tessera_first_typed<T: Scalar>(
                     // The first 24 calls listed; any of the first 1,000 that took long (over
                     // 30 us among the first 24, 200 us after) with its steps (TESSERA_TRACE=3).
                     let us = tc.elapsed().as_secs_f64() * 1e6;
-                    if us > if done <= 24 { 30.0 } else { 200.0 } {
-                        tessera::backend::spans(&format!(
-                            "e2e run from {from:?}, product {done} ({}) at {clock:.1} us",
-                            m.info().algorithm
-                        ));
-                    }
-                    if done <= 24 {
-                        calls.push(format!("{us:.1}:{}", m.info().algorithm));
+                    let long = us > if done <= 24 { 30.0 } else { 200.0 };
+                    if long || done <= 24 {
+                        let ran = m.info().algorithm;
+                        if long {
+                            tessera::backend::spans(&format!(
+                                "e2e run from {from:?}, product {done} ({ran}) at {clock:.1} us"
+                            ));
+                        }
+                        if done <= 24 {
+                            calls.push(format!("{us:.1}:{ran}"));
+                        }
                     }
                 }
             }
