@@ -49,6 +49,12 @@ pub(crate) fn span(name: &'static str) {
     }
 }
 
+/// [`span`] for the tools outside the library (`tessera bench`'s own steps).
+#[doc(hidden)]
+pub fn span_mark(name: &'static str) {
+    span(name);
+}
+
 /// With `TESSERA_TRACE=3`: prints the steps marked on this thread since the last call (each
 /// step's host time from the previous mark), after `label`, and forgets them.
 #[doc(hidden)]

@@ -391,6 +391,7 @@ impl<T: Scalar> Matrix<T> {
                 (None, Some(c)) => {
                     let transpose = methods::transpose::gpu_launch(&self.stats, dev.sm_count());
                     let d = Arc::new(GpuCsr::upload(dev, stream, c, transpose)?);
+                    crate::backend::span("aw: upload");
                     self.dcsr = Some(d.clone());
                     d
                 }

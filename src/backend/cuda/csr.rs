@@ -88,14 +88,19 @@ impl<T: Scalar> GpuCsr<T> {
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
         let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
+        crate::backend::span("up: row_ptr");
         let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
+        crate::backend::span("up: col_ind");
         let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
+        crate::backend::span("up: values");
         let slot = match csr.input_map() {
             Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
             None => None,
         };
         let arrays = [row_ptr, col_ind, values];
-        Self::from_buffers(dev, csr.rows(), csr.cols(), arrays, slot, transpose_params)
+        let made = Self::from_buffers(dev, csr.rows(), csr.cols(), arrays, slot, transpose_params);
+        crate::backend::span("up: buffers");
+        made
     }
 
     /// A CSR whose arrays are on the device already (tessera's own buffers: int32 row_ptr and

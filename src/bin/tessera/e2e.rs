@@ -287,8 +287,10 @@ fn tessera_first_typed<T: Scalar>(
     let create = |from: Source| -> Result<Matrix<T>, String> {
         Ok(match from {
             Source::Host => {
+                tessera::backend::span_start();
                 let mut m = Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
                     .map_err(text)?;
+                tessera::backend::span_mark("host: create");
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }
