@@ -1,5 +1,5 @@
 //! Criterion benches of the host-side work: CSR validation and copy from caller arrays, row
-//! statistics, the CSR_VECTOR host reference, and the plain f64 product (the test oracle).
+//! statistics, the direct create's read-only check and statistics (`CsrParts::stats_as_is`), the CSR_VECTOR host reference, and the plain f64 product (the test oracle).
 //! `cargo bench --bench host`; the matrix is the 3D 7-point Laplacian on 48^3 (110,592 rows,
 //! 764,416 non-zeros).
 
@@ -37,6 +37,21 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("row_statistics", |b| b.iter(|| black_box(&a).stats()));
+    g.bench_function("csr_parts_stats_as_is", |b| {
+        b.iter(|| {
+            CsrParts {
+                rows: a.rows() as i64,
+                cols: a.cols() as i64,
+                nnz: a.nnz() as i64,
+                row_ptr: Indices::I32(black_box(&rp)),
+                col_ind: Indices::I32(black_box(&ci)),
+                values: black_box(&v),
+                base: IndexBase::Zero,
+            }
+            .stats_as_is()
+            .expect("valid")
+        })
+    });
     let p = csr_vector::params::fixed_rule(&a.stats(), 14);
     let mut y = vec![0.0; a.rows()];
     g.bench_function("csr_vector_reference_spmv_f64", |b| {

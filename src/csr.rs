@@ -273,6 +273,123 @@ fn any_row_unsorted(row_ptr: &[i32], col_ind: &[i32]) -> bool {
     })
 }
 
+/// [`RowStats`] accumulated row by row (each row's sorted columns), in one order for every
+/// path that measures a matrix on the host, so that they agree to the bit.
+struct StatsAcc {
+    rows: usize,
+    nnz: usize,
+    mean: f64,
+    var: f64,
+    min: usize,
+    max: usize,
+    empty: usize,
+    spread: f64,
+}
+
+impl StatsAcc {
+    fn new(rows: usize, nnz: usize) -> Self {
+        let mean = if rows == 0 {
+            0.0
+        } else {
+            nnz as f64 / rows as f64
+        };
+        StatsAcc {
+            rows,
+            nnz,
+            mean,
+            var: 0.0,
+            min: usize::MAX,
+            max: 0,
+            empty: 0,
+            spread: 0.0,
+        }
+    }
+
+    #[inline]
+    fn row(&mut self, cols: &[i32]) {
+        let len = cols.len();
+        self.var += (len as f64 - self.mean) * (len as f64 - self.mean);
+        self.min = self.min.min(len);
+        self.max = self.max.max(len);
+        match (cols.first(), cols.last()) {
+            (Some(&first), Some(&last)) => self.spread += (last - first + 1) as f64,
+            _ => self.empty += 1,
+        }
+    }
+
+    fn finish(self, cols: usize) -> RowStats {
+        let rows = self.rows;
+        RowStats {
+            rows,
+            cols,
+            nnz: self.nnz,
+            mean: self.mean,
+            std_dev: if rows == 0 {
+                0.0
+            } else {
+                (self.var / rows as f64).sqrt()
+            },
+            min: if rows == 0 { 0 } else { self.min },
+            max: self.max,
+            empty_rows: self.empty,
+            col_spread: if rows > self.empty {
+                self.spread / (rows - self.empty) as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+impl<T> CsrParts<'_, T> {
+    /// The row statistics of arrays that tessera's CSR can take as they are, read once and
+    /// copied nowhere: int32 indices, base 0, well formed, and each row's columns sorted. `None`
+    /// for any other arrays (int64, base 1, unsorted rows, anything [`Csr::from_parts`]
+    /// refuses): that path then converts, sorts or words the error. The statistics equal
+    /// `Csr::from_parts(self)?.stats()` to the bit.
+    pub fn stats_as_is(&self) -> Option<RowStats> {
+        let (Indices::I32(row_ptr), Indices::I32(col_ind)) = (self.row_ptr, self.col_ind) else {
+            return None;
+        };
+        if self.base != IndexBase::Zero {
+            return None;
+        }
+        let (rows, cols, nnz) = (
+            check_dim("rows", self.rows).ok()?,
+            check_dim("cols", self.cols).ok()?,
+            check_dim("nnz", self.nnz).ok()?,
+        );
+        if row_ptr.len() != rows + 1 || col_ind.len() != nnz || self.values.len() != nnz {
+            return None;
+        }
+        if row_ptr[0] != 0 || row_ptr[rows] as i64 != nnz as i64 {
+            return None;
+        }
+        let mut acc = StatsAcc::new(rows, nnz);
+        // cols <= 2^31 - 1: a column is in range exactly when it is below cols as unsigned
+        // (negative ones wrap to large values).
+        let limit = cols as u32;
+        for w in row_ptr.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            // row_ptr[0] = 0 and non-decreasing: a >= 0; b <= row_ptr[rows] = nnz.
+            if a > b || b as usize > nnz {
+                return None;
+            }
+            let row = &col_ind[a as usize..b as usize];
+            let mut prev = 0u32;
+            for &c in row {
+                let c = c as u32;
+                if c >= limit || c < prev {
+                    return None;
+                }
+                prev = c;
+            }
+            acc.row(row);
+        }
+        Some(acc.finish(cols))
+    }
+}
+
 impl<T: Scalar> Csr<T> {
     /// Validates the caller's arrays and copies them into tessera's own CSR.
     ///
@@ -541,45 +658,12 @@ impl<T: Scalar> Csr<T> {
 
     /// Row statistics in one pass over `row_ptr` (and the first/last column of each row).
     pub fn stats(&self) -> RowStats {
-        let rows = self.rows;
-        let nnz = self.nnz();
-        let mean = if rows == 0 {
-            0.0
-        } else {
-            nnz as f64 / rows as f64
-        };
-        let (mut var, mut min, mut max, mut empty, mut spread) = (0.0, usize::MAX, 0, 0, 0.0);
-        for r in 0..rows {
+        let mut acc = StatsAcc::new(self.rows, self.nnz());
+        for r in 0..self.rows {
             let (a, b) = (self.row_ptr[r] as usize, self.row_ptr[r + 1] as usize);
-            let len = b - a;
-            var += (len as f64 - mean) * (len as f64 - mean);
-            min = min.min(len);
-            max = max.max(len);
-            if len == 0 {
-                empty += 1;
-            } else {
-                spread += (self.col_ind[b - 1] - self.col_ind[a] + 1) as f64;
-            }
+            acc.row(&self.col_ind[a..b]);
         }
-        RowStats {
-            rows,
-            cols: self.cols,
-            nnz,
-            mean,
-            std_dev: if rows == 0 {
-                0.0
-            } else {
-                (var / rows as f64).sqrt()
-            },
-            min: if rows == 0 { 0 } else { min },
-            max,
-            empty_rows: empty,
-            col_spread: if rows > empty {
-                spread / (rows - empty) as f64
-            } else {
-                0.0
-            },
-        }
+        acc.finish(self.cols)
     }
 
     /// The plain product in f64 — the oracle every method is compared against:
@@ -793,6 +877,114 @@ mod tests {
         assert_eq!(e.status(), crate::types::Status::InvalidSize);
         let e = Csr::<f64>::from_triplets(1 << 31, 1, &[]).unwrap_err();
         assert_eq!(e.status(), crate::types::Status::NotSupported);
+    }
+
+    /// The direct create's one read-only pass (`CsrParts::stats_as_is`): on arrays tessera's
+    /// CSR takes as they are, the copying path's statistics to the bit (generated matrices of
+    /// every shape the tests use: empty rows, one dense row, wide, tall, none at all, power-law,
+    /// stencils, dense); on every other array (int64, base 1, unsorted, each malformed one)
+    /// `None`, so that the copying path converts, sorts or words the error.
+    #[test]
+    fn stats_as_is_equal_the_copying_paths_and_refuse_what_it_must_change() {
+        for spec in [
+            "gen:emptyrows:2000,8,3",
+            "gen:onerow:500,3000,3000",
+            "gen:random:4,100000,700,2",
+            "gen:random:100000,4,3,2",
+            "gen:empty:7,9",
+            "gen:empty:0,0",
+            "gen:circuit:3000,5,2,2500,4",
+            "gen:powerlaw:11,8,2",
+            "gen:elasticity:4",
+            "gen:dense:37,53",
+            "gen:lap3d7:9",
+        ] {
+            let (_, a) = crate::io::load(spec).unwrap();
+            let p = parts(
+                a.rows() as i64,
+                a.cols() as i64,
+                a.row_ptr(),
+                a.col_ind(),
+                a.values(),
+                IndexBase::Zero,
+            );
+            let copied = Csr::from_parts(p).unwrap().stats();
+            let as_is = p.stats_as_is().expect(spec);
+            assert_eq!(as_is, copied, "{spec}");
+            // To the bit (PartialEq on f64 would let -0.0 and 0.0 pass).
+            for (x, y) in [
+                (as_is.mean, copied.mean),
+                (as_is.std_dev, copied.std_dev),
+                (as_is.col_spread, copied.col_spread),
+            ] {
+                assert_eq!(x.to_bits(), y.to_bits(), "{spec}");
+            }
+            if a.nnz() > 0 {
+                let rp1: Vec<i32> = a.row_ptr().iter().map(|&v| v + 1).collect();
+                let ci1: Vec<i32> = a.col_ind().iter().map(|&v| v + 1).collect();
+                let (r, c) = (a.rows() as i64, a.cols() as i64);
+                let one = parts(r, c, &rp1, &ci1, a.values(), IndexBase::One);
+                assert_eq!(one.stats_as_is(), None, "{spec}: base 1");
+                let rp64: Vec<i64> = a.row_ptr().iter().map(|&v| v as i64).collect();
+                let ci64: Vec<i64> = a.col_ind().iter().map(|&v| v as i64).collect();
+                let wide = CsrParts {
+                    row_ptr: Indices::I64(&rp64),
+                    col_ind: Indices::I64(&ci64),
+                    ..p
+                };
+                assert_eq!(wide.stats_as_is(), None, "{spec}: int64");
+            }
+        }
+        let v = [1.0; 3];
+        let z = IndexBase::Zero;
+        // Sound and sorted; duplicates are sorted too.
+        assert!(parts(2, 3, &[0, 2, 3], &[1, 1, 2], &v, z)
+            .stats_as_is()
+            .is_some());
+        // Each of these the copying path refuses or sorts.
+        for (what, p) in [
+            ("unsorted row", parts(2, 3, &[0, 2, 3], &[2, 1, 0], &v, z)),
+            (
+                "row_ptr decreasing",
+                parts(3, 3, &[0, 2, 1, 3], &[0, 1, 2], &v, z),
+            ),
+            (
+                "row_ptr[0] not 0",
+                parts(3, 3, &[1, 2, 2, 3], &[0, 1, 2], &v, z),
+            ),
+            (
+                "row_ptr past nnz",
+                parts(3, 3, &[0, 4, 2, 3], &[0, 1, 2], &v, z),
+            ),
+            ("last not nnz", parts(2, 3, &[0, 1, 2], &[0, 1, 2], &v, z)),
+            (
+                "column = cols",
+                parts(3, 3, &[0, 1, 2, 3], &[0, 3, 2], &v, z),
+            ),
+            (
+                "negative column",
+                parts(3, 3, &[0, 1, 2, 3], &[0, -1, 2], &v, z),
+            ),
+            ("negative rows", parts(-1, 3, &[0], &[], &[], z)),
+            (
+                "row_ptr too short",
+                parts(3, 3, &[0, 1, 3], &[0, 1, 2], &v, z),
+            ),
+            (
+                "values too short",
+                parts(3, 3, &[0, 1, 2, 3], &[0, 1, 2], &v[..2], z),
+            ),
+        ] {
+            assert_eq!(p.stats_as_is(), None, "{what}");
+            let sorted_or_refused = match Csr::from_parts(p) {
+                Ok(c) => c.input_map().is_some(),
+                Err(_) => true,
+            };
+            assert!(
+                sorted_or_refused,
+                "{what}: the copying path takes it as it is"
+            );
+        }
     }
 
     #[test]

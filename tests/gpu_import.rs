@@ -11,6 +11,11 @@
 //! uploaded as they are and checked by the same kernels, with the host copy made alongside;
 //! the same claims, against the host path (`CreatePath::Host`).
 //!
+//! And host arrays on the direct path (`CreatePath::Direct`, `TESSERA_HOST_IMPORT=direct` below
+//! that size): int32 base-0 sorted arrays checked on the host without a copy and uploaded as they
+//! are, no host copy kept; every other array takes the host path; the same claims, and every
+//! method runs and updates its values over such a matrix.
+//!
 //! Without a GPU every test prints one "skipped: no CUDA device" line and returns.
 
 mod common;
@@ -513,6 +518,89 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
             let mut arr = Arrays::of(&a, base);
             f(&mut arr);
             let ed = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap_err();
+            let eh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
+            assert_eq!(
+                ed,
+                eh,
+                "{what} (int{}, base {base})",
+                if i64s { 64 } else { 32 }
+            );
+        }
+    }
+}
+
+#[test]
+fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
+    let _d = shared_device();
+    let Some(rh) = gpu() else { return };
+    let specs: Vec<&str> = EDGE_CASES
+        .iter()
+        .copied()
+        .chain(["gen:powerlaw:14,8,3"])
+        .collect();
+    for spec in specs {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        for (i64s, base) in [(false, 0), (true, 0), (false, 1)] {
+            let arr = Arrays::of(&a, base);
+            let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
+            let mut md = new_via(&rh, &arr, i64s, base, CreatePath::Direct).unwrap();
+            let mut mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
+            let as_is = !i64s && base == 0 && a.nnz() > 0;
+            assert_eq!(
+                md.has_host_copy(),
+                !as_is,
+                "{what}: a host copy exactly when the arrays are not taken as they are"
+            );
+            if as_is {
+                assert!(md.info().device_bytes > 0, "{what}: uploaded at create");
+            }
+            assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
+            assert_same_stats(&what, md.stats(), mh.stats());
+            md.analyze(&rh, tessera::Algorithm::Auto, tessera::Tuning::None)
+                .unwrap();
+            let x = x_for(a.cols(), 7);
+            let mut y = vec![f64::NAN; a.rows()];
+            md.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+                .unwrap();
+            assert_ax(&what, &a, &x, &y);
+        }
+    }
+    // Every method over a matrix made on the direct path (the formats built on the host
+    // download the CSR first), then new values in the caller's order and the product again.
+    let (_, a) = tessera::io::load("gen:circuit:3000,5,2,2500,4").unwrap();
+    let arr = Arrays::of(&a, 0);
+    let x = x_for(a.cols(), 3);
+    let fresh = x_for(a.nnz(), 19);
+    let mut b = a.clone();
+    b.values_mut().copy_from_slice(&fresh);
+    for &alg in tessera::methods::IMPLEMENTED {
+        let what = format!("{alg} over the direct path");
+        let mut m = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap();
+        assert!(!m.has_host_copy(), "{what}: no host copy at create");
+        m.analyze(&rh, alg, tessera::Tuning::None).unwrap();
+        let mut y = vec![f64::NAN; a.rows()];
+        m.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+            .unwrap();
+        assert_ax(&what, &a, &x, &y);
+        m.update_values(&rh, &fresh).unwrap();
+        m.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+            .unwrap();
+        assert_ax(&format!("{what}, new values"), &b, &x, &y);
+    }
+    // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
+    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
+    let arr = Arrays::reversed_rows(&a);
+    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap();
+    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert!(md.has_host_copy(), "unsorted rows take the host path");
+    assert_eq!(md.csr(&rh), mh.csr(&rh), "unsorted rows");
+    // Malformed arrays: the host path's status and sentence.
+    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
+    for (what, f) in &breaks() {
+        for (i64s, base) in [(false, 0), (true, 1)] {
+            let mut arr = Arrays::of(&a, base);
+            f(&mut arr);
+            let ed = new_via(&rh, &arr, i64s, base, CreatePath::Direct).unwrap_err();
             let eh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
             assert_eq!(
                 ed,
