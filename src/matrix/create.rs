@@ -193,7 +193,6 @@ impl<T: Scalar> Matrix<T> {
             handle.cuda_stream(),
             (stats.rows, stats.cols),
             (row_ptr, col_ind, p.values),
-            None,
             transpose,
         ) {
             Ok(gpu) => gpu,

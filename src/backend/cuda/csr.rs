@@ -87,44 +87,44 @@ impl<T: Scalar> GpuCsr<T> {
         csr: &Csr<T>,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
-        let arrays = (csr.row_ptr(), csr.col_ind(), csr.values());
-        let made = Self::upload_arrays(
-            dev,
-            stream,
-            (csr.rows(), csr.cols()),
-            arrays,
-            csr.input_map(),
-            transpose_params,
-        );
+        let row_ptr = DeviceBuffer::from_slice(dev, stream, csr.row_ptr(), "row_ptr")?;
+        crate::backend::span("up: row_ptr");
+        let col_ind = DeviceBuffer::from_slice(dev, stream, csr.col_ind(), "col_ind")?;
+        crate::backend::span("up: col_ind");
+        let values = DeviceBuffer::from_slice(dev, stream, csr.values(), "values")?;
+        crate::backend::span("up: values");
+        let slot = match csr.input_map() {
+            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
+            None => None,
+        };
+        let arrays = [row_ptr, col_ind, values];
+        let made = Self::from_buffers(dev, csr.rows(), csr.cols(), arrays, slot, transpose_params);
         crate::backend::span("up: buffers");
         made
     }
 
-    /// Uploads CSR arrays that are already tessera's CSR as they stand (int32, base 0, well
-    /// formed, columns sorted in each row: the caller has checked this, `CsrParts::stats_as_is`),
-    /// with `map` the value map when the caller's entry order was not CSR order; the copies are
-    /// queued on `stream` (from pageable memory they have left the host arrays when this
-    /// returns).
+    /// Uploads a caller's CSR arrays that tessera's CSR takes as they stand (int32, base 0,
+    /// well formed, columns sorted in each row: the caller has checked this,
+    /// `CsrParts::stats_as_is`) into one allocation (`DeviceBuffer::alloc_parts`), each copy
+    /// waited for, and loads the generic kernels.
     pub fn upload_arrays(
         dev: &Arc<Device>,
         stream: Stream,
         (rows, cols): (usize, usize),
         (row_ptr, col_ind, values): (&[i32], &[i32], &[T]),
-        map: Option<&[u32]>,
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
-        let row_ptr = DeviceBuffer::from_slice(dev, stream, row_ptr, "row_ptr")?;
-        crate::backend::span("up: row_ptr");
-        let col_ind = DeviceBuffer::from_slice(dev, stream, col_ind, "col_ind")?;
-        crate::backend::span("up: col_ind");
-        let values = DeviceBuffer::from_slice(dev, stream, values, "values")?;
-        crate::backend::span("up: values");
-        let slot = match map {
-            Some(map) => Some(DeviceBuffer::from_slice(dev, stream, map, "the value map")?),
-            None => None,
-        };
-        let arrays = [row_ptr, col_ind, values];
-        Self::from_buffers(dev, rows, cols, arrays, slot, transpose_params)
+        let sizes = [
+            std::mem::size_of_val(row_ptr),
+            std::mem::size_of_val(col_ind),
+            std::mem::size_of_val(values),
+        ];
+        let arrays = DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays")?;
+        arrays[0].fill_from(stream, row_ptr)?;
+        arrays[1].fill_from(stream, col_ind)?;
+        arrays[2].fill_from(stream, values)?;
+        crate::backend::span("up: arrays");
+        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }
 
     /// A CSR whose arrays are on the device already (tessera's own buffers: int32 row_ptr and

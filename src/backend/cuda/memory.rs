@@ -313,12 +313,26 @@ impl DeviceBuffer {
         what: &str,
     ) -> Result<DeviceBuffer> {
         let b = DeviceBuffer::alloc(dev, std::mem::size_of_val(src), what)?;
-        if std::mem::size_of_val(src) >= 2 * STAGING_CHUNK {
-            upload_staged(dev, src, b.ptr)?;
-        } else {
-            copy_to_device(dev, stream, src, b.ptr)?;
-        }
+        b.fill_from(stream, src)?;
         Ok(b)
+    }
+
+    /// Copies a host slice of at most this buffer's size into its start and waits for the copy:
+    /// large slices through the device's staging buffers ([`upload_staged`]), small ones on
+    /// `stream` (the buffer must be one no work queued elsewhere still touches).
+    pub fn fill_from<T: Plain>(&self, stream: Stream, src: &[T]) -> Result<()> {
+        let bytes = std::mem::size_of_val(src);
+        if bytes > self.bytes {
+            return Err(Error::Internal(format!(
+                "a copy of {bytes} bytes into a device buffer of {}",
+                self.bytes
+            )));
+        }
+        if bytes >= 2 * STAGING_CHUNK {
+            upload_staged(&self.dev, src, self.ptr)
+        } else {
+            copy_to_device(&self.dev, stream, src, self.ptr)
+        }
     }
 
     /// Allocates `bytes` and zeroes them on `stream` (asynchronous).
