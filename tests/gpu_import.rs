@@ -469,6 +469,76 @@ fn new_via(
     Matrix::new_via(rh, parts, via).map_err(|e| format!("{:?}: {}", e.status(), e.detail()))
 }
 
+/// What every create path from host arrays claims against the host path (`CreatePath::Host`):
+/// on `specs`, with each (int64, base) of `cases`, tessera's CSR, its row statistics and AUTO's
+/// product are the host path's, and the matrix holds a host copy exactly when
+/// `host_copy(int64, base, nnz)` (else its device copy is made at create); unsorted rows take
+/// the host path, which sorts them; every malformed array gets the host path's status and
+/// sentence.
+fn assert_matches_the_host_path(
+    rh: &Handle,
+    via: CreatePath,
+    specs: &[&str],
+    cases: &[(bool, i64)],
+    host_copy: impl Fn(bool, i64, usize) -> bool,
+) {
+    for &spec in specs {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        for &(i64s, base) in cases {
+            let arr = Arrays::of(&a, base);
+            let what = format!(
+                "{name} (int{}, base {base}, {via:?})",
+                if i64s { 64 } else { 32 }
+            );
+            let mut md = new_via(rh, &arr, i64s, base, via).unwrap();
+            let mut mh = new_via(rh, &arr, i64s, base, CreatePath::Host).unwrap();
+            let copy = host_copy(i64s, base, a.nnz());
+            assert_eq!(md.has_host_copy(), copy, "{what}: a host copy at create");
+            if !copy && a.nnz() > 0 {
+                assert!(
+                    md.info().device_bytes > 0,
+                    "{what}: the device copy is made at create"
+                );
+            }
+            assert_eq!(md.csr(rh), mh.csr(rh), "{what}: tessera's CSR");
+            assert_same_stats(&what, md.stats(), mh.stats());
+            md.analyze(rh, tessera::Algorithm::Auto, tessera::Tuning::None)
+                .unwrap();
+            let x = x_for(a.cols(), 7);
+            let mut y = vec![f64::NAN; a.rows()];
+            md.spmv(rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+                .unwrap();
+            assert_ax(&what, &a, &x, &y);
+        }
+    }
+    // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
+    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
+    let arr = Arrays::reversed_rows(&a);
+    let mut md = new_via(rh, &arr, false, 0, via).unwrap();
+    let mut mh = new_via(rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert!(
+        md.has_host_copy(),
+        "unsorted rows take the host path ({via:?})"
+    );
+    assert_eq!(md.csr(rh), mh.csr(rh), "unsorted rows ({via:?})");
+    // Malformed arrays: the host path's status and sentence.
+    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
+    for (what, f) in &breaks() {
+        for (i64s, base) in [(false, 0), (true, 1)] {
+            let mut arr = Arrays::of(&a, base);
+            f(&mut arr);
+            let ed = new_via(rh, &arr, i64s, base, via).unwrap_err();
+            let eh = new_via(rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
+            assert_eq!(
+                ed,
+                eh,
+                "{what} (int{}, base {base}, {via:?})",
+                if i64s { 64 } else { 32 }
+            );
+        }
+    }
+}
+
 #[test]
 fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
     let _d = shared_device();
@@ -478,55 +548,8 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
         .copied()
         .chain(["gen:uniform:300000,16,1", "gen:powerlaw:14,8,3"])
         .collect();
-    for spec in specs {
-        let (name, a) = tessera::io::load(spec).unwrap();
-        for (i64s, base) in [(false, 0), (true, 1), (false, 1)] {
-            let arr = Arrays::of(&a, base);
-            let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
-            let mut md = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap();
-            let mut mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
-            assert!(!md.has_host_copy(), "{what}: no host copy at create");
-            assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
-            if a.nnz() > 0 {
-                assert!(
-                    md.info().device_bytes > 0,
-                    "{what}: the device path keeps the device copy for analyze"
-                );
-            }
-            assert_same_stats(&what, md.stats(), mh.stats());
-            md.analyze(&rh, tessera::Algorithm::Auto, tessera::Tuning::None)
-                .unwrap();
-            let x = x_for(a.cols(), 7);
-            let mut y = vec![f64::NAN; a.rows()];
-            md.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
-                .unwrap();
-            assert_ax(&what, &a, &x, &y);
-        }
-    }
-    // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
-    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
-    let arr = Arrays::reversed_rows(&a);
-    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Device).unwrap();
-    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
-    assert!(md.has_host_copy(), "unsorted rows take the host path");
-    assert_eq!(md.csr(&rh), mh.csr(&rh), "unsorted rows");
-    // Malformed arrays: the host path's status and sentence.
-    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
-    let breaks = breaks();
-    for (what, f) in &breaks {
-        for (i64s, base) in [(false, 0), (true, 1)] {
-            let mut arr = Arrays::of(&a, base);
-            f(&mut arr);
-            let ed = new_via(&rh, &arr, i64s, base, CreatePath::Device).unwrap_err();
-            let eh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
-            assert_eq!(
-                ed,
-                eh,
-                "{what} (int{}, base {base})",
-                if i64s { 64 } else { 32 }
-            );
-        }
-    }
+    let cases = [(false, 0), (true, 1), (false, 1)];
+    assert_matches_the_host_path(&rh, CreatePath::Device, &specs, &cases, |_, _, _| false);
 }
 
 #[test]
@@ -538,33 +561,15 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
         .copied()
         .chain(["gen:powerlaw:14,8,3"])
         .collect();
-    for spec in specs {
-        let (name, a) = tessera::io::load(spec).unwrap();
-        for (i64s, base) in [(false, 0), (true, 0), (false, 1)] {
-            let arr = Arrays::of(&a, base);
-            let what = format!("{name} (int{}, base {base})", if i64s { 64 } else { 32 });
-            let mut md = new_via(&rh, &arr, i64s, base, CreatePath::Direct).unwrap();
-            let mut mh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap();
-            let as_is = !i64s && base == 0 && a.nnz() > 0;
-            assert_eq!(
-                md.has_host_copy(),
-                !as_is,
-                "{what}: a host copy exactly when the arrays are not taken as they are"
-            );
-            if as_is {
-                assert!(md.info().device_bytes > 0, "{what}: uploaded at create");
-            }
-            assert_eq!(md.csr(&rh), mh.csr(&rh), "{what}: tessera's CSR");
-            assert_same_stats(&what, md.stats(), mh.stats());
-            md.analyze(&rh, tessera::Algorithm::Auto, tessera::Tuning::None)
-                .unwrap();
-            let x = x_for(a.cols(), 7);
-            let mut y = vec![f64::NAN; a.rows()];
-            md.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
-                .unwrap();
-            assert_ax(&what, &a, &x, &y);
-        }
-    }
+    // Only int32 base-0 arrays with entries are taken as they are.
+    let cases = [(false, 0), (true, 0), (false, 1)];
+    assert_matches_the_host_path(
+        &rh,
+        CreatePath::Direct,
+        &specs,
+        &cases,
+        |i64s, base, nnz| i64s || base != 0 || nnz == 0,
+    );
     // Every method over a matrix made on the direct path (the formats built on the host
     // download the CSR first), then new values in the caller's order and the product again.
     let (_, a) = tessera::io::load("gen:circuit:3000,5,2,2500,4").unwrap();
@@ -586,29 +591,6 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
         m.spmv(&rh, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
             .unwrap();
         assert_ax(&format!("{what}, new values"), &b, &x, &y);
-    }
-    // Unsorted rows: the host path sorts them (and keeps the caller's order for updates).
-    let (_, a) = tessera::io::load("gen:random:3000,2000,9,4").unwrap();
-    let arr = Arrays::reversed_rows(&a);
-    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap();
-    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
-    assert!(md.has_host_copy(), "unsorted rows take the host path");
-    assert_eq!(md.csr(&rh), mh.csr(&rh), "unsorted rows");
-    // Malformed arrays: the host path's status and sentence.
-    let (_, a) = tessera::io::load("gen:random:50,40,5,7").unwrap();
-    for (what, f) in &breaks() {
-        for (i64s, base) in [(false, 0), (true, 1)] {
-            let mut arr = Arrays::of(&a, base);
-            f(&mut arr);
-            let ed = new_via(&rh, &arr, i64s, base, CreatePath::Direct).unwrap_err();
-            let eh = new_via(&rh, &arr, i64s, base, CreatePath::Host).unwrap_err();
-            assert_eq!(
-                ed,
-                eh,
-                "{what} (int{}, base {base})",
-                if i64s { 64 } else { 32 }
-            );
-        }
     }
 }
 
