@@ -246,6 +246,61 @@ fn copy_parallel<V: Copy + Send + Sync>(src: &[V], dst: &mut [V]) {
     });
 }
 
+/// The columns out of range (not in `base..base + cols`) and the descents (k with col[k] >
+/// col[k + 1]) over the whole array, counted in branch-free passes (parallel chunks on a large
+/// array; a chunk also counts the descent into the next chunk's first column).
+fn column_scan(col: &[i32], base: i64, cols: usize) -> (usize, usize) {
+    // cols <= 2^31 - 1: c is in range exactly when c - base, as unsigned, is below cols
+    // (below base it wraps to a large value).
+    let (b, limit) = (base as i32, cols as u32);
+    let scan = |s: &[i32], next: Option<i32>| -> (usize, usize) {
+        let bad: u32 = s
+            .iter()
+            .map(|&c| u32::from(c.wrapping_sub(b) as u32 >= limit))
+            .sum();
+        let rest = s.get(1..).unwrap_or_default();
+        let inner: u32 = s.iter().zip(rest).map(|(x, y)| u32::from(x > y)).sum();
+        let edge = match (s.last(), next) {
+            (Some(&l), Some(f)) => usize::from(l > f),
+            _ => 0,
+        };
+        (bad as usize, inner as usize + edge)
+    };
+    let n = col.len();
+    let chunk = n.div_ceil(threads_for(n)).max(1);
+    if chunk >= n {
+        return scan(col, None);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = col
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, s)| {
+                let next = col.get((i + 1) * chunk).copied();
+                scope.spawn(move || scan(s, next))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a column scan thread panicked"))
+            .fold((0, 0), |(bad, d), (b, e)| (bad + b, d + e))
+    })
+}
+
+/// The descents of `col` that fall at a row start (the last entry of one row above the first
+/// of the next non-empty one): they are allowed, the others are unsorted rows. `row_ptr` is
+/// sound, with index base `base`.
+fn row_start_descents(row_ptr: &[i32], col: &[i32], base: i64) -> usize {
+    row_ptr
+        .windows(2)
+        .filter(|w| w[0] < w[1] && w[0] as i64 > base)
+        .filter(|w| {
+            let k = (w[0] as i64 - base) as usize;
+            col[k - 1] > col[k]
+        })
+        .count()
+}
+
 /// True when some row's columns are not sorted (rows checked in parallel chunks).
 fn any_row_unsorted(row_ptr: &[i32], col_ind: &[i32]) -> bool {
     let rows = row_ptr.len().saturating_sub(1);
@@ -342,49 +397,49 @@ impl StatsAcc {
 }
 
 impl<T> CsrParts<'_, T> {
+    /// Int32 arrays (base 0 or 1) that are sound and sorted, as (rows, cols, row_ptr,
+    /// col_ind); `None` for any other. Checked by passes the compiler vectorizes: row_ptr's
+    /// steps, then the columns' least and greatest value and their descents, which must all
+    /// fall at row starts.
+    fn sound_sorted_i32(&self) -> Option<(usize, usize, &[i32], &[i32])> {
+        let (Indices::I32(rp), Indices::I32(ci)) = (self.row_ptr, self.col_ind) else {
+            return None;
+        };
+        let (rows, cols, nnz) = (
+            check_dim("rows", self.rows).ok()?,
+            check_dim("cols", self.cols).ok()?,
+            check_dim("nnz", self.nnz).ok()?,
+        );
+        if rp.len() != rows + 1 || ci.len() != nnz || self.values.len() != nnz {
+            return None;
+        }
+        // nnz + base may not fit an i32: compare in i64.
+        let base = self.base.offset();
+        if rp[0] as i64 != base || rp[rows] as i64 != nnz as i64 + base {
+            return None;
+        }
+        // First = base and last = nnz + base: non-decreasing steps keep every offset in range.
+        let falls = rp.windows(2).fold(0u32, |n, w| n | u32::from(w[0] > w[1]));
+        if falls != 0 {
+            return None;
+        }
+        let (bad, descents) = column_scan(ci, base, cols);
+        (bad == 0 && descents == row_start_descents(rp, ci, base)).then_some((rows, cols, rp, ci))
+    }
+
     /// The row statistics of arrays that tessera's CSR can take as they are, read once and
     /// copied nowhere: int32 indices, base 0, well formed, and each row's columns sorted. `None`
     /// for any other arrays (int64, base 1, unsorted rows, anything [`Csr::from_parts`]
     /// refuses): that path then converts, sorts or words the error. The statistics equal
     /// `Csr::from_parts(self)?.stats()` to the bit.
     pub fn stats_as_is(&self) -> Option<RowStats> {
-        let (Indices::I32(row_ptr), Indices::I32(col_ind)) = (self.row_ptr, self.col_ind) else {
-            return None;
-        };
         if self.base != IndexBase::Zero {
             return None;
         }
-        let (rows, cols, nnz) = (
-            check_dim("rows", self.rows).ok()?,
-            check_dim("cols", self.cols).ok()?,
-            check_dim("nnz", self.nnz).ok()?,
-        );
-        if row_ptr.len() != rows + 1 || col_ind.len() != nnz || self.values.len() != nnz {
-            return None;
-        }
-        if row_ptr[0] != 0 || row_ptr[rows] as i64 != nnz as i64 {
-            return None;
-        }
-        let mut acc = StatsAcc::new(rows, nnz);
-        // cols <= 2^31 - 1: a column is in range exactly when it is below cols as unsigned
-        // (negative ones wrap to large values).
-        let limit = cols as u32;
+        let (rows, cols, row_ptr, col_ind) = self.sound_sorted_i32()?;
+        let mut acc = StatsAcc::new(rows, col_ind.len());
         for w in row_ptr.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            // row_ptr[0] = 0 and non-decreasing: a >= 0; b <= row_ptr[rows] = nnz.
-            if a > b || b as usize > nnz {
-                return None;
-            }
-            let row = &col_ind[a as usize..b as usize];
-            let mut prev = 0u32;
-            for &c in row {
-                let c = c as u32;
-                if c >= limit || c < prev {
-                    return None;
-                }
-                prev = c;
-            }
-            acc.row(row);
+            acc.row(&col_ind[w[0] as usize..w[1] as usize]);
         }
         Some(acc.finish(cols))
     }
@@ -397,6 +452,37 @@ impl<T: Scalar> Csr<T> {
     /// the wrong length are `InvalidSize`; a malformed `row_ptr` or an out-of-range column is
     /// `InvalidMatrix`, naming the entry and its value.
     pub fn from_parts(p: CsrParts<'_, T>) -> Result<Self> {
+        match Self::from_sound_i32(&p)? {
+            Some(csr) => Ok(csr),
+            None => Self::from_parts_checked(p),
+        }
+    }
+
+    /// [`Csr::from_parts`]'s fast path: int32 arrays (base 0 or 1) that are sound and sorted
+    /// (`CsrParts::sound_sorted_i32`), copied as they are (rebased from base 1). `Ok(None)` for
+    /// anything else (int64, a bad entry, unsorted rows): [`Csr::from_parts_checked`] then
+    /// finds the first bad entry for its sentence, or sorts. `Err` only when host memory is
+    /// short.
+    fn from_sound_i32(p: &CsrParts<'_, T>) -> Result<Option<Self>> {
+        let Some((rows, cols, rp, ci)) = p.sound_sorted_i32() else {
+            return Ok(None);
+        };
+        let (nnz, base) = (ci.len(), p.base.offset());
+        let mut row_ptr = try_vec(rows + 1, "row_ptr")?;
+        row_ptr.extend(rp.iter().map(|&v| (v as i64 - base) as i32));
+        let mut col_ind = try_vec_filled(nnz, 0i32, "col_ind")?;
+        if base == 0 {
+            copy_parallel(ci, &mut col_ind);
+        } else if rebase_columns(ci, base, cols, &mut col_ind).is_some() {
+            return Ok(None); // not reached: every column was found in range
+        }
+        let mut values = try_vec_filled(nnz, T::ZERO, "values")?;
+        copy_parallel(p.values, &mut values);
+        Ok(Some(Csr::unmapped(rows, cols, row_ptr, col_ind, values)))
+    }
+
+    /// [`Csr::from_parts`] for any arrays: each check in turn, naming the first bad entry.
+    fn from_parts_checked(p: CsrParts<'_, T>) -> Result<Self> {
         let rows = check_dim("rows", p.rows)?;
         let cols = check_dim("cols", p.cols)?;
         let nnz = check_dim("nnz", p.nnz)?;
