@@ -398,9 +398,9 @@ impl StatsAcc {
 
 impl<T> CsrParts<'_, T> {
     /// Int32 arrays (base 0 or 1) that are sound and sorted, as (rows, cols, row_ptr,
-    /// col_ind); `None` for any other. Checked by passes the compiler vectorizes: row_ptr's
-    /// steps, then the columns' least and greatest value and their descents, which must all
-    /// fall at row starts.
+    /// col_ind); `None` for any other. Checked by branch-free counting passes: row_ptr's
+    /// steps, then the columns out of range and the column descents, which must all fall at
+    /// row starts.
     fn sound_sorted_i32(&self) -> Option<(usize, usize, &[i32], &[i32])> {
         let (Indices::I32(rp), Indices::I32(ci)) = (self.row_ptr, self.col_ind) else {
             return None;
@@ -427,8 +427,8 @@ impl<T> CsrParts<'_, T> {
         (bad == 0 && descents == row_start_descents(rp, ci, base)).then_some((rows, cols, rp, ci))
     }
 
-    /// The row statistics of arrays that tessera's CSR can take as they are, read once and
-    /// copied nowhere: int32 indices, base 0, well formed, and each row's columns sorted. `None`
+    /// The row statistics of arrays that tessera's CSR can take as they are, read and never
+    /// copied: int32 indices, base 0, well formed, and each row's columns sorted. `None`
     /// for any other arrays (int64, base 1, unsorted rows, anything [`Csr::from_parts`]
     /// refuses): that path then converts, sorts or words the error. The statistics equal
     /// `Csr::from_parts(self)?.stats()` to the bit.
