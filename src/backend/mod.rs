@@ -42,17 +42,13 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// With `TESSERA_TRACE=3`: marks this instant on this thread as the end of step `name`.
-pub(crate) fn span(name: &'static str) {
+/// With `TESSERA_TRACE=3`: marks this instant on this thread as the end of step `name` (also
+/// for the tools outside the library: `tessera bench`'s own steps).
+#[doc(hidden)]
+pub fn span(name: &'static str) {
     if trace_level() >= 3 {
         SPANS.with(|s| s.borrow_mut().push((name, std::time::Instant::now())));
     }
-}
-
-/// [`span`] for the tools outside the library (`tessera bench`'s own steps).
-#[doc(hidden)]
-pub fn span_mark(name: &'static str) {
-    span(name);
 }
 
 /// With `TESSERA_TRACE=3`: prints the steps marked on this thread since the last call (each

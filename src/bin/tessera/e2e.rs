@@ -290,7 +290,7 @@ fn tessera_first_typed<T: Scalar>(
                 tessera::backend::span_start();
                 let mut m = Matrix::new(h, parts(&csr, csr.row_ptr(), csr.col_ind(), csr.values()))
                     .map_err(text)?;
-                tessera::backend::span_mark("host: create");
+                tessera::backend::span("host: create");
                 m.analyze(h, alg, s.tuning).map_err(text)?;
                 m
             }
