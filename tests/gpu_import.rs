@@ -11,7 +11,7 @@
 //! uploaded as they are and checked by the same kernels, with the host copy made alongside;
 //! the same claims, against the host path (`CreatePath::Host`).
 //!
-//! And host arrays on the direct path (`CreatePath::Direct`, `TESSERA_HOST_IMPORT=direct` below
+//! And host arrays on the direct path (`CreatePath::Direct`, the default below
 //! that size): int32 base-0 sorted arrays checked on the host without a copy and uploaded as they
 //! are, no host copy kept; every other array takes the host path; the same claims, and every
 //! method runs and updates its values over such a matrix.

@@ -26,7 +26,7 @@
 //! A matrix without rows, columns or non-zeros never reaches cuSPARSE (some of its algorithms
 //! reject nnz = 0): its product is y = 0, written with one `cuMemsetD8Async` on the stream.
 
-use crate::backend::cuda::{check, synchronize, Device, DeviceBuffer, Stream};
+use crate::backend::cuda::{self, check, synchronize, Device, DeviceBuffer, Stream};
 use crate::csr::Csr;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -36,6 +36,12 @@ use cudarc::driver::sys as cu;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
+
+/// `bytes` of device memory for the cuSPARSE pipeline, allocated as a caller's `cudaMalloc`
+/// would be (never from tessera's pool).
+fn alloc(dev: &Arc<Device>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
+    cuda::allocating_as_a_caller(|| DeviceBuffer::alloc(dev, bytes, what))
+}
 
 /// Every cuSPARSE entry point this module calls: [`probe`] checks them all, so that none of
 /// cudarc's lazy symbol look-ups can panic later.
@@ -286,20 +292,25 @@ impl<T: Scalar> CusparseCsr<T> {
     pub fn upload(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>) -> Result<Self> {
         let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
         let empty = rows == 0 || cols == 0 || nnz == 0;
+        // A caller's own allocations (cudaMalloc), whatever tessera's own are.
         let upload = |src: &[i32], what: &str| -> Result<DeviceBuffer> {
-            if empty {
-                DeviceBuffer::alloc(dev, 0, what)
-            } else {
-                DeviceBuffer::from_slice(dev, stream, src, what)
-            }
+            cuda::allocating_as_a_caller(|| {
+                if empty {
+                    DeviceBuffer::alloc(dev, 0, what)
+                } else {
+                    DeviceBuffer::from_slice(dev, stream, src, what)
+                }
+            })
         };
         let row_ptr = upload(csr.row_ptr(), "the cuSPARSE row_ptr")?;
         let col_ind = upload(csr.col_ind(), "the cuSPARSE col_ind")?;
-        let values = if empty {
-            DeviceBuffer::alloc(dev, 0, "the cuSPARSE values")?
-        } else {
-            DeviceBuffer::from_slice(dev, stream, csr.values(), "the cuSPARSE values")?
-        };
+        let values = cuda::allocating_as_a_caller(|| {
+            if empty {
+                DeviceBuffer::alloc(dev, 0, "the cuSPARSE values")
+            } else {
+                DeviceBuffer::from_slice(dev, stream, csr.values(), "the cuSPARSE values")
+            }
+        })?;
         Ok(CusparseCsr {
             rows,
             cols,
@@ -430,8 +441,8 @@ impl<T: Scalar> CusparseSpmv<T> {
         // Scratch x and y, for the descriptors during the size query and the preprocessing
         // (freed on return; spmv points the descriptors at the caller's vectors).
         let size = std::mem::size_of::<T>();
-        let sx = DeviceBuffer::alloc(dev, arrays.cols * size, "the cuSPARSE scratch x")?;
-        let sy = DeviceBuffer::alloc(dev, arrays.rows * size, "the cuSPARSE scratch y")?;
+        let sx = alloc(dev, arrays.cols * size, "the cuSPARSE scratch x")?;
+        let sy = alloc(dev, arrays.rows * size, "the cuSPARSE scratch y")?;
         let me = Self::from_device(&handle, arrays, alg, preprocess, sx.addr(), sy.addr())?;
         // The scratch vectors may be in use by the preprocessing until the stream is done.
         synchronize(dev, stream)?;
@@ -525,7 +536,7 @@ impl<T: Scalar> CusparseSpmv<T> {
             },
             &format!("cusparseSpMV_bufferSize({alg})"),
         )?;
-        me.workspace = DeviceBuffer::alloc(dev, bytes, "the cuSPARSE workspace")?;
+        me.workspace = alloc(dev, bytes, "the cuSPARSE workspace")?;
         if preprocess == Preprocess::Yes {
             // SAFETY: as above; the workspace holds the `bytes` asked for (NULL when 0) and is
             // kept, unchanged, for every later cusparseSpMV with this matrix, as the

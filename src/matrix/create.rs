@@ -37,18 +37,19 @@ pub enum CreatePath {
 }
 
 /// The path of a host create of `rows` rows and `nnz` entries on the CUDA backend: the device
-/// path from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the host path below;
-/// `TESSERA_HOST_IMPORT=0` the host path always, `=all` the device path always (tests of small
-/// matrices), `=direct` the direct path below the size (not yet the default: session 21 had
-/// no GPU time to measure it, `notes/end-to-end.md`).
+/// path from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the direct path below (measured
+/// against the host path on an H200 in session 22: the first product from host arrays 0.57 ->
+/// 0.72 of cuSPARSE's, geometric mean of ten matrices, both rounds; `notes/end-to-end.md`);
+/// `TESSERA_HOST_IMPORT=0` the host path always, `=copy` the host path below the size (the
+/// default before), `=all` the device path always (tests of small matrices).
 fn host_create_path(rows: i64, nnz: i64) -> CreatePath {
     let large = rows.saturating_add(nnz) >= HOST_IMPORT_MIN_SIZE;
     match std::env::var("TESSERA_HOST_IMPORT").as_deref() {
         Ok("0") => CreatePath::Host,
         Ok("all") => CreatePath::Device,
         _ if large => CreatePath::Device,
-        Ok("direct") => CreatePath::Direct,
-        _ => CreatePath::Host,
+        Ok("copy") => CreatePath::Host,
+        _ => CreatePath::Direct,
     }
 }
 
@@ -69,8 +70,11 @@ impl<T: Scalar> Matrix<T> {
     /// [`Matrix::from_device`]), and the matrix is kept there: the host copy is downloaded only
     /// when something reads it (a format built on the host, [`Matrix::csr`]). Unsorted rows,
     /// or too little device memory, take the host path.
-    /// `TESSERA_HOST_IMPORT=0` always takes it, `TESSERA_HOST_IMPORT=all` never (every size);
-    /// `TESSERA_HOST_IMPORT=direct` takes [`CreatePath::Direct`] below that size.
+    /// Below that size, arrays tessera's CSR can take as they are (int32, base 0, well formed,
+    /// sorted) are checked in one read-only pass on the host and uploaded from the caller's
+    /// memory ([`CreatePath::Direct`]); any others take the host path: [`Csr::from_parts`]
+    /// converts, sorts or refuses them. `TESSERA_HOST_IMPORT=0` always takes the host path,
+    /// `=copy` below the size, `=all` never (every size).
     pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
         Self::new_via(handle, parts, host_create_path(parts.rows, parts.nnz))
     }

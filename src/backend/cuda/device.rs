@@ -48,6 +48,9 @@ pub struct Device {
     /// `Event::for_ordering` (each `cuEventCreate` is a driver call on analyze's path: HOLA's
     /// carry ring takes four). Raw handles, destroyed with the device.
     pub(super) spare_events: Mutex<Vec<usize>>,
+    /// tessera's memory pool (`TESSERA_ALLOC_POOL=1`), made at the first allocation that asks
+    /// for it; None inside where the device has no pools.
+    pub(super) pool: std::sync::OnceLock<Option<super::pool::Pool>>,
 }
 
 /// The device's scratch memory: its address (0 until first used) and whether it is known to
@@ -253,6 +256,7 @@ impl Device {
             staging: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
+            pool: std::sync::OnceLock::new(),
         })
     }
 
@@ -540,6 +544,11 @@ impl Drop for Device {
         {
             if let Ok(_g) = self.enter() {
                 st.release();
+            }
+        }
+        if let Some(Some(mut pool)) = self.pool.take() {
+            if let Ok(_g) = self.enter() {
+                pool.release();
             }
         }
         // SAFETY: balances the retain in open_new; nothing of this device is used after this.

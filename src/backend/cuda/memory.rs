@@ -173,6 +173,23 @@ pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: u64
 thread_local! {
     /// The stream this thread's allocations are ordered on ([`allocating_on`]), if any.
     static ALLOC_STREAM: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    /// This thread's allocations are a caller's ([`allocating_as_a_caller`]).
+    static AS_CALLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with this thread's device allocations made by plain `cuMemAlloc`, never from
+/// tessera's pool: what the bench's cuSPARSE pipeline does, standing for a caller that
+/// allocates its own arrays and workspace with `cudaMalloc`.
+pub fn allocating_as_a_caller<R>(f: impl FnOnce() -> R) -> R {
+    let old = AS_CALLER.with(|s| s.replace(true));
+    let r = f();
+    AS_CALLER.with(|s| s.set(old));
+    r
+}
+
+/// Whether this thread's next allocation (outside [`allocating_on`]) comes from tessera's pool.
+fn pooled() -> bool {
+    super::pool::enabled() && !AS_CALLER.with(|s| s.get())
 }
 
 /// Runs `f` with this thread's device allocations made stream-ordered on `stream`
@@ -239,13 +256,26 @@ impl DeviceBuffer {
                                 r => r,
                             }
                         }
+                        None if pooled() => {
+                            match dev.pool.get_or_init(|| super::pool::Pool::new(dev)) {
+                                Some(pool) => pool.alloc(&mut ptr, bytes),
+                                // SAFETY: as above.
+                                None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
+                            }
+                        }
                         // SAFETY: as above.
                         None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
                     };
                     crate::backend::trace(2, || {
                         format!(
                             "cuMemAlloc{} {bytes} bytes for {what}: {:.1} us",
-                            if on.is_some() { "Async" } else { "" },
+                            if on.is_some() {
+                                "Async"
+                            } else if pooled() {
+                                "FromPool"
+                            } else {
+                                ""
+                            },
                             t.elapsed().as_secs_f64() * 1e6
                         )
                     });

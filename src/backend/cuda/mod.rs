@@ -31,6 +31,7 @@ mod launching;
 mod loading;
 mod memory;
 pub mod nvrtc;
+mod pool;
 mod stream;
 
 pub use device::{Device, Function, Module};
@@ -40,8 +41,8 @@ pub(crate) use launching::{launch, launch_overlapped, launch_shared, KernelArgs}
 pub(crate) use loading::check;
 pub use loading::{probe_driver, DRIVER_SYMBOLS};
 pub use memory::{
-    allocating_on, check_device_accessible, copy_to_device, copy_to_host, pointer_info,
-    upload_staged, DeviceBuffer, DeviceVec, MemKind, PtrInfo,
+    allocating_as_a_caller, allocating_on, check_device_accessible, copy_to_device, copy_to_host,
+    pointer_info, upload_staged, DeviceBuffer, DeviceVec, MemKind, PtrInfo,
 };
 pub(crate) use stream::is_capturing;
 pub use stream::{
