@@ -59,6 +59,8 @@ fn rss_kb() -> i64 {
 
 fn device_used(dev: &Arc<Device>) -> i64 {
     tessera::backend::cuda::synchronize(dev, tessera::backend::cuda::Stream(0)).unwrap();
+    // What tessera's pool keeps for its next allocations is not held by any object.
+    dev.release_cached_memory().unwrap();
     let (free, total) = dev.memory_info().unwrap();
     total as i64 - free as i64
 }

@@ -176,7 +176,8 @@ impl<T: Scalar> Matrix<T> {
     /// the caller's memory (each copy waited for, as analyze's upload of a host copy is); the
     /// matrix keeps no host copy until something reads it. `Ok(None)` sends the caller to the
     /// host path: other arrays (which it converts, sorts or refuses with its own sentence), no
-    /// entries, device memory short.
+    /// entries, device memory short, a kernel of the CSR that does not compile or load, a copy
+    /// that fails.
     fn from_host_as_is(
         handle: &Handle,
         dev: &Arc<cuda::Device>,
@@ -200,7 +201,12 @@ impl<T: Scalar> Matrix<T> {
             transpose,
         ) {
             Ok(gpu) => gpu,
-            Err(Error::AllocFailed(_)) => return Ok(None),
+            // The host path makes no device object until analyze: a create from host arrays
+            // succeeds whatever the device's state, as it did before this path existed, and
+            // analyze reports the failure (a kernel that does not compile or load, memory).
+            Err(Error::AllocFailed(_) | Error::CompileFailed(_) | Error::ExecutionFailed(_)) => {
+                return Ok(None)
+            }
             Err(e) => return Err(e),
         };
         trace(|| {

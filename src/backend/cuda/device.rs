@@ -48,8 +48,8 @@ pub struct Device {
     /// `Event::for_ordering` (each `cuEventCreate` is a driver call on analyze's path: HOLA's
     /// carry ring takes four). Raw handles, destroyed with the device.
     pub(super) spare_events: Mutex<Vec<usize>>,
-    /// tessera's memory pool (`TESSERA_ALLOC_POOL=1`), made at the first allocation that asks
-    /// for it; None inside where the device has no pools.
+    /// tessera's memory pool (unless `TESSERA_ALLOC_POOL=0`), made at the first allocation;
+    /// None inside where the device has no pools.
     pub(super) pool: std::sync::OnceLock<Option<super::pool::Pool>>,
 }
 
@@ -258,6 +258,18 @@ impl Device {
             spare_events: Mutex::new(Vec::new()),
             pool: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Hands back to the driver the device memory tessera's pool keeps for its next
+    /// allocations (at most [`super::pool::POOL_KEEP`] bytes of freed buffers): what a caller
+    /// measuring free memory, or about to allocate nearly all of it, may do first. Memory that
+    /// tessera's objects hold stays held.
+    pub fn release_cached_memory(&self) -> Result<()> {
+        let Some(Some(pool)) = self.pool.get() else {
+            return Ok(());
+        };
+        let _g = self.enter()?;
+        check(pool.trim(), "cuMemPoolTrimTo")
     }
 
     /// The device's scratch memory ([`SCRATCH_BYTES`] bytes at the address the guard holds),

@@ -53,6 +53,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemPoolCreate",
     "cuMemPoolDestroy",
     "cuMemPoolSetAttribute",
+    "cuMemPoolTrimTo",
     "cuMemcpyDtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpyHtoDAsync_v2",

@@ -218,6 +218,9 @@ pub struct DeviceBuffer {
     whole: Option<Arc<DeviceBuffer>>,
     /// The caller's memory ([`DeviceBuffer::borrowed`]): never freed here.
     borrowed: bool,
+    /// From a stream-ordered pool (tessera's, or the device's default one under
+    /// [`allocating_on`]): its free waits for the device first (see `Drop`).
+    ordered: bool,
 }
 
 impl std::fmt::Debug for DeviceBuffer {
@@ -230,6 +233,7 @@ impl DeviceBuffer {
     /// Allocates `bytes` (none for 0). Out of memory is ALLOC_FAILED, with the free memory.
     pub fn alloc(dev: &Arc<Device>, bytes: usize, what: &str) -> Result<DeviceBuffer> {
         let mut ptr = 0;
+        let mut ordered = false;
         if bytes > 0 {
             let _g = dev.enter()?;
             let injected = fault::hit(fault::Fault::Alloc);
@@ -238,10 +242,17 @@ impl DeviceBuffer {
                 None => {
                     let t = std::time::Instant::now();
                     let on = ALLOC_STREAM.with(|s| s.get());
+                    let pool = match on {
+                        None if pooled() => dev
+                            .pool
+                            .get_or_init(|| super::pool::Pool::new(dev))
+                            .as_ref(),
+                        _ => None,
+                    };
                     // SAFETY: context current; ptr is a valid out-pointer; `on` is the stream
                     // the caller of allocating_on named, in this context.
-                    let r = match on {
-                        Some(s) => {
+                    let r = match (on, pool) {
+                        (Some(s), _) => {
                             match unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, Stream(s).raw()) }
                             {
                                 sys::CUresult::CUDA_ERROR_NOT_SUPPORTED => unsafe {
@@ -250,31 +261,27 @@ impl DeviceBuffer {
                                 // Usable on any stream from here on, as cuMemAlloc's memory
                                 // is (a staged upload copies on a stream of its own): the
                                 // wait is this thread's, and holds up no other.
-                                sys::CUresult::CUDA_SUCCESS => unsafe {
-                                    sys::cuStreamSynchronize(Stream(s).raw())
-                                },
+                                sys::CUresult::CUDA_SUCCESS => {
+                                    ordered = true;
+                                    unsafe { sys::cuStreamSynchronize(Stream(s).raw()) }
+                                }
                                 r => r,
                             }
                         }
-                        None if pooled() => {
-                            match dev.pool.get_or_init(|| super::pool::Pool::new(dev)) {
-                                Some(pool) => pool.alloc(&mut ptr, bytes),
-                                // SAFETY: as above.
-                                None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
-                            }
+                        (None, Some(pool)) => {
+                            ordered = true;
+                            pool.alloc(&mut ptr, bytes)
                         }
                         // SAFETY: as above.
-                        None => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
+                        (None, None) => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
                     };
                     crate::backend::trace(2, || {
                         format!(
                             "cuMemAlloc{} {bytes} bytes for {what}: {:.1} us",
-                            if on.is_some() {
-                                "Async"
-                            } else if pooled() {
-                                "FromPool"
-                            } else {
-                                ""
+                            match (on, pool) {
+                                (Some(_), _) => "Async",
+                                (None, Some(_)) => "FromPool",
+                                (None, None) => "",
                             },
                             t.elapsed().as_secs_f64() * 1e6
                         )
@@ -298,6 +305,7 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: None,
             borrowed: false,
+            ordered,
         })
     }
 
@@ -330,6 +338,7 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: Some(whole.clone()),
             borrowed: false,
+            ordered: false,
         }))
     }
 
@@ -429,6 +438,7 @@ impl DeviceBuffer {
             dev: dev.clone(),
             whole: None,
             borrowed: true,
+            ordered: false,
         }
     }
 
@@ -452,8 +462,16 @@ impl Drop for DeviceBuffer {
         // A part leaves the freeing to its allocation's last reference.
         if self.ptr != 0 && self.whole.is_none() && !self.borrowed {
             if let Ok(_g) = self.dev.enter() {
-                // SAFETY: ptr came from cuMemAlloc or cuMemAllocAsync in this context and is
-                // freed once.
+                if self.ordered {
+                    // cuMemFree waits for the device before it frees cuMemAlloc's memory
+                    // (work of any stream may still read it); memory from a pool goes back to
+                    // the pool, whose next allocation may hand it out at once, and the driver
+                    // promises no such wait: it is made here.
+                    // SAFETY: the context is current.
+                    let _ = unsafe { sys::cuCtxSynchronize() };
+                }
+                // SAFETY: ptr came from cuMemAlloc, cuMemAllocAsync or cuMemAllocFromPoolAsync
+                // in this context and is freed once.
                 let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
             }
         }
