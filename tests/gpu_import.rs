@@ -570,6 +570,43 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
         &cases,
         |i64s, base, nnz| i64s || base != 0 || nnz == 0,
     );
+    // From 65,536 entries (`CHECK_BESIDE_UPLOAD_MIN`) the check runs on a thread of its own
+    // while the arrays are uploaded: the same matrix, and unsorted rows and malformed arrays
+    // (early or in the last entry) still refused after their upload.
+    let (name, a) = tessera::io::load("gen:random:12000,8000,9,4").unwrap();
+    assert!(
+        a.nnz() >= 1 << 16 && a.rows() + a.nnz() < 1 << 18,
+        "{name}: its size"
+    );
+    let arr = Arrays::of(&a, 0);
+    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap();
+    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert!(!md.has_host_copy(), "{name}: no host copy at create");
+    assert_eq!(md.csr(&rh), mh.csr(&rh), "{name}: tessera's CSR");
+    assert_same_stats(&name, md.stats(), mh.stats());
+    let arr = Arrays::reversed_rows(&a);
+    let mut md = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap();
+    let mut mh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap();
+    assert!(
+        md.has_host_copy(),
+        "{name}: unsorted rows take the host path"
+    );
+    assert_eq!(md.csr(&rh), mh.csr(&rh), "{name}: unsorted rows");
+    let mut last: Vec<(&str, Break)> = breaks();
+    last.push((
+        "the last column too large",
+        Box::new(|x: &mut Arrays| {
+            let c = x.cols as i64;
+            *x.col_ind.last_mut().unwrap() = c;
+        }),
+    ));
+    for (what, f) in &last {
+        let mut arr = Arrays::of(&a, 0);
+        f(&mut arr);
+        let ed = new_via(&rh, &arr, false, 0, CreatePath::Direct).unwrap_err();
+        let eh = new_via(&rh, &arr, false, 0, CreatePath::Host).unwrap_err();
+        assert_eq!(ed, eh, "{name}, {what}");
+    }
     // Every method over a matrix made on the direct path (the formats built on the host
     // download the CSR first), then new values in the caller's order and the product again.
     let (_, a) = tessera::io::load("gen:circuit:3000,5,2,2500,4").unwrap();
