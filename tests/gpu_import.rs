@@ -570,9 +570,9 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
         &cases,
         |i64s, base, nnz| i64s || base != 0 || nnz == 0,
     );
-    // From 65,536 entries (`CHECK_BESIDE_UPLOAD_MIN`) the check runs on a thread of its own
-    // while the arrays are uploaded: the same matrix, and unsorted rows and malformed arrays
-    // (early or in the last entry) still refused after their upload.
+    // A larger matrix (108K entries, still below the device path's size): the same matrix,
+    // and unsorted rows and malformed arrays (early, or in the last entry) refused as the
+    // host path refuses them.
     let (name, a) = tessera::io::load("gen:random:12000,8000,9,4").unwrap();
     assert!(
         a.nnz() >= 1 << 16 && a.rows() + a.nnz() < 1 << 18,

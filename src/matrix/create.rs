@@ -53,20 +53,6 @@ fn host_create_path(rows: i64, nnz: i64) -> CreatePath {
     }
 }
 
-/// Entries from which the direct path checks the arrays on a thread of its own while the
-/// calling thread uploads them. The check costs about 1 ns an entry on the GPU machines'
-/// CPUs (as-caida, 107K entries: 0.11 ms) and a thread about 20 us.
-const CHECK_BESIDE_UPLOAD_MIN: i64 = 1 << 16;
-
-/// Whether the direct path of `nnz` entries checks beside its upload: from
-/// [`CHECK_BESIDE_UPLOAD_MIN`] entries up, where the process has a second core
-/// (`TESSERA_CHECK_BESIDE_UPLOAD=0`: never, for measurements).
-fn check_beside_upload(nnz: i64) -> bool {
-    nnz >= CHECK_BESIDE_UPLOAD_MIN
-        && crate::select::spare_core()
-        && !std::env::var("TESSERA_CHECK_BESIDE_UPLOAD").is_ok_and(|v| v == "0")
-}
-
 /// Where an import's time went, for `TESSERA_TRACE`.
 fn import_detail(imp: Option<&cuda::import::Imported>) -> String {
     imp.map_or_else(String::new, |i| {
@@ -202,29 +188,18 @@ impl<T: Scalar> Matrix<T> {
         let (Indices::I32(row_ptr), Indices::I32(col_ind)) = (p.row_ptr, p.col_ind) else {
             return Ok(None);
         };
-        let stream = handle.cuda_stream();
-        let upload = || GpuCsr::<T>::upload_raw(dev, stream, (row_ptr, col_ind, p.values));
-        // The check reads what the upload reads: on a second core it costs the create nothing
-        // but the thread (about 20 us), worth it from CHECK_BESIDE_UPLOAD_MIN entries up.
-        let beside = check_beside_upload(p.nnz);
-        let (stats, uploaded) = if beside {
-            std::thread::scope(|s| {
-                let check = s.spawn(|| p.stats_as_is());
-                let up = upload();
-                (check.join().ok().flatten(), Some(up))
-            })
-        } else {
-            (p.stats_as_is(), None)
-        };
-        let Some(stats) = stats.filter(|s| s.nnz > 0) else {
+        let Some(stats) = p.stats_as_is().filter(|s| s.nnz > 0) else {
             return Ok(None);
         };
         let checked = t0.elapsed();
         let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
-        let made = uploaded.unwrap_or_else(upload).and_then(|arrays| {
-            GpuCsr::from_uploaded(dev, (stats.rows, stats.cols), arrays, transpose)
-        });
-        let gpu = match made {
+        let gpu = match GpuCsr::upload_arrays(
+            dev,
+            handle.cuda_stream(),
+            (stats.rows, stats.cols),
+            (row_ptr, col_ind, p.values),
+            transpose,
+        ) {
             Ok(gpu) => gpu,
             // The host path makes no device object until analyze: a create from host arrays
             // succeeds whatever the device's state, as it did before this path existed, and
@@ -236,11 +211,10 @@ impl<T: Scalar> Matrix<T> {
         };
         trace(|| {
             format!(
-                "create {} x {}, nnz {} from host arrays as they are: checks and statistics{} {:.2} ms, then upload and kernels {:.2} ms; no host copy",
+                "create {} x {}, nnz {} from host arrays as they are: checks and statistics {:.2} ms, upload {:.2} ms; no host copy",
                 stats.rows,
                 stats.cols,
                 stats.nnz,
-                if beside { " beside the upload" } else { "" },
                 checked.as_secs_f64() * 1e3,
                 (t0.elapsed() - checked).as_secs_f64() * 1e3
             )

@@ -104,15 +104,16 @@ impl<T: Scalar> GpuCsr<T> {
     }
 
     /// Uploads a caller's CSR arrays that tessera's CSR takes as they stand (int32, base 0,
-    /// well formed, columns sorted in each row: the caller checks this,
-    /// `CsrParts::stats_as_is`, before or while this runs) into one allocation
-    /// (`DeviceBuffer::alloc_parts`), each copy waited for; [`GpuCsr::from_uploaded`] makes the
-    /// CSR over them.
-    pub fn upload_raw(
+    /// well formed, columns sorted in each row: the caller has checked this,
+    /// `CsrParts::stats_as_is`) into one allocation (`DeviceBuffer::alloc_parts`), each copy
+    /// waited for, and loads the generic kernels.
+    pub fn upload_arrays(
         dev: &Arc<Device>,
         stream: Stream,
+        (rows, cols): (usize, usize),
         (row_ptr, col_ind, values): (&[i32], &[i32], &[T]),
-    ) -> Result<[DeviceBuffer; 3]> {
+        transpose_params: TransposeLaunch,
+    ) -> Result<Self> {
         let sizes = [
             std::mem::size_of_val(row_ptr),
             std::mem::size_of_val(col_ind),
@@ -123,17 +124,6 @@ impl<T: Scalar> GpuCsr<T> {
         arrays[1].fill_from(stream, col_ind)?;
         arrays[2].fill_from(stream, values)?;
         crate::backend::span("up: arrays");
-        Ok(arrays)
-    }
-
-    /// A CSR over the arrays [`GpuCsr::upload_raw`] filled, once they are known to be sound;
-    /// loads the generic kernels.
-    pub fn from_uploaded(
-        dev: &Arc<Device>,
-        (rows, cols): (usize, usize),
-        arrays: [DeviceBuffer; 3],
-        transpose_params: TransposeLaunch,
-    ) -> Result<Self> {
         Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }
 
