@@ -256,6 +256,10 @@ int main(void) {
     CHECK_STATUS(tessera_set_stream(NULL, NULL), TESSERA_STATUS_INVALID_HANDLE);
     CHECK_OK(tessera_set_stream(h, NULL));
 
+    /* tessera_release_cached_memory: a NULL handle is refused; the host backend has no pool */
+    CHECK_STATUS(tessera_release_cached_memory(NULL), TESSERA_STATUS_INVALID_HANDLE);
+    CHECK_OK(tessera_release_cached_memory(h));
+
     test_create_csr(h);
 
     CHECK_OK(tessera_create_csr(h, &A, 3, 3, 4, rp, ci, va, TESSERA_INDEX_TYPE_I32,

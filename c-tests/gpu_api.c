@@ -667,6 +667,9 @@ out:
         free_device(&dx32);
         free_device(&dy32);
     }
+    /* The memory the destroyed matrices leave in tessera's pool goes back to the driver. */
+    st = tessera_release_cached_memory(h);
+    if (st != TESSERA_STATUS_SUCCESS) fail("tessera_release_cached_memory: %s", status_name(st));
     st = tessera_destroy(h);
     if (st != TESSERA_STATUS_SUCCESS) fail("tessera_destroy: %s", status_name(st));
     if (retained && cu.DevicePrimaryCtxRelease != NULL) {

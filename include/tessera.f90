@@ -132,6 +132,15 @@ module tessera
        integer(c_int32_t) :: status
      end function tessera_set_stream
 
+     ! Hands back to the driver the device memory tessera's pool keeps for reuse (at most 64 MiB
+     ! of freed buffers); a no-op on the host backend.
+     function tessera_release_cached_memory(handle) bind(c, name="tessera_release_cached_memory") &
+          result(status)
+       import :: c_ptr, c_int32_t
+       type(c_ptr), value :: handle
+       integer(c_int32_t) :: status
+     end function tessera_release_cached_memory
+
      ! Creates a matrix from CSR arrays (row_ptr: rows+1 entries; col_ind, values: nnz entries),
      ! passed as c_loc(...); tessera keeps its own copy.
      function tessera_create_csr(handle, A, rows, cols, nnz, row_ptr, col_ind, values, it, base, vt) &

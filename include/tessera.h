@@ -334,6 +334,19 @@ tessera_status tessera_destroy(tessera_handle handle);
 tessera_status tessera_set_stream(tessera_handle handle, void *cuda_stream);
 
 /**
+ * Hands back to the driver the device memory tessera keeps for reuse on `handle`'s device: up
+ * to 64 MiB of buffers freed by destroyed or re-analyzed matrices, which tessera's memory pool
+ * keeps mapped so that the next create or analyze allocates in microseconds instead of
+ * mapping memory again. Memory that live matrices hold stays held. For callers about to
+ * allocate nearly all device memory themselves, or measuring it (`cudaMemGetInfo`). A no-op
+ * on the host backend and with `TESSERA_ALLOC_POOL=0`.
+ *
+ * # Safety
+ * `handle` must be NULL or a live handle not used by another thread during the call.
+ */
+tessera_status tessera_release_cached_memory(tessera_handle handle);
+
+/**
  * Creates a matrix from CSR arrays: `row_ptr` (rows+1 entries), `col_ind` and `values` (nnz
  * entries each), indices of type `it` (`int32_t`/`int64_t`) and base `base` (0 or 1, Fortran),
  * values of type `vt`. Columns may be unsorted within a row; duplicate entries add. tessera

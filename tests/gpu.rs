@@ -406,6 +406,68 @@ fn device_allocation_failure_is_alloc_failed_and_the_handle_keeps_working() {
     check_typed::<f32>(&h, "after ALLOC_FAILED", &a, Algorithm::Auto, Tuning::None);
 }
 
+/// tessera's memory pool keeps a destroyed matrix's memory (below 64 MiB) for the next create,
+/// and `release_cached_memory` (`tessera_release_cached_memory`) hands it back to the driver;
+/// with `TESSERA_ALLOC_POOL=0` nothing is kept. Free memory is process-wide: the test takes
+/// the whole device.
+#[test]
+fn a_destroyed_matrix_leaves_its_memory_in_the_pool_until_it_is_released() {
+    let _device = whole_device();
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let pooled = std::env::var("TESSERA_ALLOC_POOL").map_or(true, |v| v != "0");
+    let free = || {
+        tessera::backend::cuda::synchronize(&dev, tessera::backend::cuda::Stream(0)).unwrap();
+        dev.memory_info().unwrap().0 as i64
+    };
+    // 4M entries: about 48 MB of CSR arrays in f64.
+    let (_, a) = tessera::io::load("gen:random:100000,100000,40,1").unwrap();
+    dev.release_cached_memory().unwrap();
+    let free0 = free();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
+    let held = m.info().device_bytes as i64;
+    assert!(held >= 48_000_000, "the matrix holds {held} bytes");
+    let free_held = free();
+    drop(m);
+    let free1 = free();
+    dev.release_cached_memory().unwrap();
+    let free2 = free();
+    let mib = |b: i64| b as f64 / (1 << 20) as f64;
+    let line = format!(
+        "free: {:.1} MiB before, {:.1} with the matrix, {:.1} after its destroy, {:.1} after the release",
+        mib(free0),
+        mib(free_held),
+        mib(free1),
+        mib(free2)
+    );
+    println!("{line}");
+    const SLACK: i64 = 8 << 20;
+    if pooled {
+        assert!(
+            free1 + held - SLACK <= free2,
+            "the pool kept the matrix's memory: {line}"
+        );
+    } else {
+        assert!(
+            free1 + SLACK >= free0,
+            "cuMemFree gave the memory back: {line}"
+        );
+    }
+    assert!(
+        free2 + SLACK >= free0,
+        "every byte back after the release: {line}"
+    );
+    // The next create still works, from the driver again.
+    check_typed::<f64>(
+        &h,
+        "after the release",
+        &a,
+        Algorithm::CsrVector,
+        Tuning::None,
+    );
+}
+
 #[test]
 fn with_determinism_requested_auto_picks_a_bitwise_reproducible_method_and_says_so() {
     let _device = shared_device();

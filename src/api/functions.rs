@@ -82,6 +82,24 @@ pub unsafe extern "C" fn tessera_set_stream(
     })
 }
 
+/// Hands back to the driver the device memory tessera keeps for reuse on `handle`'s device: up
+/// to 64 MiB of buffers freed by destroyed or re-analyzed matrices, which tessera's memory pool
+/// keeps mapped so that the next create or analyze allocates in microseconds instead of
+/// mapping memory again. Memory that live matrices hold stays held. For callers about to
+/// allocate nearly all device memory themselves, or measuring it (`cudaMemGetInfo`). A no-op
+/// on the host backend and with `TESSERA_ALLOC_POOL=0`.
+///
+/// # Safety
+/// `handle` must be NULL or a live handle not used by another thread during the call.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_release_cached_memory(handle: tessera_handle) -> tessera_status {
+    guard("tessera_release_cached_memory", || {
+        // SAFETY: one thread per handle (documented contract).
+        let h = unsafe { ptr::handle(handle) }?;
+        h.cuda().map_or(Ok(()), |dev| dev.release_cached_memory())
+    })
+}
+
 /// A caller's index array seen from the host, in its index type.
 enum IndexArray<'a> {
     I32(ptr::HostArray<'a, i32>),

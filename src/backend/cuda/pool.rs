@@ -24,7 +24,7 @@ use crate::error::Result;
 use cudarc::driver::sys;
 
 /// Freed memory the pool keeps mapped for the next allocations (its release threshold).
-pub const POOL_KEEP: u64 = 64 << 20;
+pub(super) const POOL_KEEP: u64 = 64 << 20;
 
 /// The pool and the stream its allocations are ordered on (raw driver handles of the device's
 /// context, released with the device).
