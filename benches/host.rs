@@ -1,7 +1,8 @@
 //! Criterion benches of the host-side work: CSR validation and copy from caller arrays, row
 //! statistics, the direct create's read-only check and statistics (`CsrParts::stats_as_is`), the CSR_VECTOR host reference, and the plain f64 product (the test oracle).
 //! `cargo bench --bench host`; the matrix is the 3D 7-point Laplacian on 48^3 (110,592 rows,
-//! 764,416 non-zeros).
+//! 764,416 non-zeros), or `TESSERA_BENCH_MATRIX` (a generator spec or a Matrix Market file, as
+//! `tessera bench` takes them).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
@@ -9,7 +10,14 @@ use tessera::methods::csr_vector;
 use tessera::{Csr, CsrParts, IndexBase, Indices, Operation};
 
 fn matrix() -> Csr<f64> {
-    tessera::io::gen::generate("gen:lap3d7:48").expect("generator works")
+    match std::env::var("TESSERA_BENCH_MATRIX") {
+        Ok(spec) => {
+            tessera::io::load(&spec)
+                .expect("TESSERA_BENCH_MATRIX loads")
+                .1
+        }
+        Err(_) => tessera::io::gen::generate("gen:lap3d7:48").expect("generator works"),
+    }
 }
 
 fn bench(c: &mut Criterion) {
