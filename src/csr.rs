@@ -415,20 +415,23 @@ impl StatsAcc {
     }
 }
 
+/// Rows, columns, row_ptr and col_ind of int32 arrays found sound.
+type SoundI32<'a> = (usize, usize, &'a [i32], &'a [i32]);
+
 impl<T> CsrParts<'_, T> {
     /// Int32 arrays (base 0 or 1) that are sound and sorted, as (rows, cols, row_ptr,
     /// col_ind); `None` for any other. Checked by branch-free counting passes: row_ptr's
     /// steps, then the columns out of range and the column descents, which must all fall at
     /// row starts.
-    fn sound_sorted_i32(&self) -> Option<(usize, usize, &[i32], &[i32])> {
-        let (rows, cols, rp, ci, descents) = self.sound_i32()?;
+    fn sound_sorted_i32(&self) -> Option<SoundI32<'_>> {
+        let ((rows, cols, rp, ci), descents) = self.sound_i32()?;
         (descents == row_start_descents(rp, ci, self.base.offset())).then_some((rows, cols, rp, ci))
     }
 
     /// [`CsrParts::sound_sorted_i32`] but for the last step: int32 arrays whose row_ptr is
     /// sound and whose columns are all in range, with the count of column descents in col_ind
     /// (sorted rows: exactly those at row starts).
-    fn sound_i32(&self) -> Option<(usize, usize, &[i32], &[i32], usize)> {
+    fn sound_i32(&self) -> Option<(SoundI32<'_>, usize)> {
         let (Indices::I32(rp), Indices::I32(ci)) = (self.row_ptr, self.col_ind) else {
             return None;
         };
@@ -451,7 +454,7 @@ impl<T> CsrParts<'_, T> {
             return None;
         }
         let (bad, descents) = column_scan(ci, base, cols);
-        (bad == 0).then_some((rows, cols, rp, ci, descents))
+        (bad == 0).then_some(((rows, cols, rp, ci), descents))
     }
 
     /// The row statistics of arrays that tessera's CSR can take as they are, read and never
@@ -464,7 +467,7 @@ impl<T> CsrParts<'_, T> {
         if self.base != IndexBase::Zero {
             return None;
         }
-        let (rows, cols, row_ptr, col_ind, descents) = self.sound_i32()?;
+        let ((rows, cols, row_ptr, col_ind), descents) = self.sound_i32()?;
         let mut acc = StatsAcc::new(rows, col_ind.len());
         let at_starts = acc.rows_i32(row_ptr, col_ind);
         (at_starts == descents).then(|| acc.finish(cols))
