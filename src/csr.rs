@@ -356,12 +356,12 @@ impl StatsAcc {
     }
 
     /// Every row of a sound int32 CSR (row_ptr from 0 to col_ind's length, non-decreasing;
-    /// base 0), and the count of column descents at row starts (where a non-empty row's first
-    /// column is below the previous entry's). Integer sums: a floating-point sum per row made
-    /// a chain of dependent adds. (A version without data-dependent branches, every row's
-    /// first, last and previous columns loaded at clamped indices, took twice as long on
-    /// as-caida: 86 against 43 µs.)
-    fn rows_i32(&mut self, row_ptr: &[i32], col_ind: &[i32]) -> usize {
+    /// base 0), and with `STARTS` the count of column descents at row starts (where a
+    /// non-empty row's first column is below the previous entry's; 0 without). Integer sums: a
+    /// floating-point sum per row made a chain of dependent adds. (A version without
+    /// data-dependent branches, every row's first, last and previous columns loaded at clamped
+    /// indices, took twice as long on as-caida: 86 against 43 µs.)
+    fn rows_i32<const STARTS: bool>(&mut self, row_ptr: &[i32], col_ind: &[i32]) -> usize {
         let mut at_starts = 0usize;
         for w in row_ptr.windows(2) {
             let (r0, r1) = (w[0] as usize, w[1] as usize);
@@ -373,7 +373,7 @@ impl StatsAcc {
             match (cols.first(), cols.last()) {
                 (Some(&first), Some(&last)) => {
                     self.spread += (last as i64 - first as i64 + 1) as u64;
-                    if r0 > 0 {
+                    if STARTS && r0 > 0 {
                         at_starts += usize::from(col_ind[r0 - 1] > first);
                     }
                 }
@@ -469,7 +469,7 @@ impl<T> CsrParts<'_, T> {
         }
         let ((rows, cols, row_ptr, col_ind), descents) = self.sound_i32()?;
         let mut acc = StatsAcc::new(rows, col_ind.len());
-        let at_starts = acc.rows_i32(row_ptr, col_ind);
+        let at_starts = acc.rows_i32::<true>(row_ptr, col_ind);
         (at_starts == descents).then(|| acc.finish(cols))
     }
 }
@@ -774,7 +774,7 @@ impl<T: Scalar> Csr<T> {
     /// Row statistics in one pass over `row_ptr` (and the first/last column of each row).
     pub fn stats(&self) -> RowStats {
         let mut acc = StatsAcc::new(self.rows, self.nnz());
-        acc.rows_i32(&self.row_ptr, &self.col_ind);
+        acc.rows_i32::<false>(&self.row_ptr, &self.col_ind);
         acc.finish(self.cols)
     }
 

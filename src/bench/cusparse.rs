@@ -292,24 +292,23 @@ impl<T: Scalar> CusparseCsr<T> {
     pub fn upload(dev: &Arc<Device>, stream: Stream, csr: &Csr<T>) -> Result<Self> {
         let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
         let empty = rows == 0 || cols == 0 || nnz == 0;
-        // A caller's own allocations (cudaMalloc), whatever tessera's own are.
         let upload = |src: &[i32], what: &str| -> Result<DeviceBuffer> {
-            cuda::allocating_as_a_caller(|| {
-                if empty {
-                    DeviceBuffer::alloc(dev, 0, what)
-                } else {
-                    DeviceBuffer::from_slice(dev, stream, src, what)
-                }
-            })
-        };
-        let row_ptr = upload(csr.row_ptr(), "the cuSPARSE row_ptr")?;
-        let col_ind = upload(csr.col_ind(), "the cuSPARSE col_ind")?;
-        let values = cuda::allocating_as_a_caller(|| {
             if empty {
-                DeviceBuffer::alloc(dev, 0, "the cuSPARSE values")
+                DeviceBuffer::alloc(dev, 0, what)
             } else {
-                DeviceBuffer::from_slice(dev, stream, csr.values(), "the cuSPARSE values")
+                DeviceBuffer::from_slice(dev, stream, src, what)
             }
+        };
+        // A caller's own allocations (cudaMalloc), whatever tessera's own are.
+        let (row_ptr, col_ind, values) = cuda::allocating_as_a_caller(|| -> Result<_> {
+            let row_ptr = upload(csr.row_ptr(), "the cuSPARSE row_ptr")?;
+            let col_ind = upload(csr.col_ind(), "the cuSPARSE col_ind")?;
+            let values = if empty {
+                DeviceBuffer::alloc(dev, 0, "the cuSPARSE values")?
+            } else {
+                DeviceBuffer::from_slice(dev, stream, csr.values(), "the cuSPARSE values")?
+            };
+            Ok((row_ptr, col_ind, values))
         })?;
         Ok(CusparseCsr {
             rows,

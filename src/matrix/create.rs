@@ -39,7 +39,8 @@ pub enum CreatePath {
 /// The path of a host create of `rows` rows and `nnz` entries on the CUDA backend: the device
 /// path from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the direct path below (measured
 /// against the host path on an H200 in session 22: the first product from host arrays 0.57 ->
-/// 0.72 of cuSPARSE's, geometric mean of ten matrices, both rounds; `notes/end-to-end.md`);
+/// 0.72 of cuSPARSE's, geometric mean of 13 shared matrices, both rounds, lower on each of the
+/// ten it applies to; `notes/end-to-end.md`);
 /// `TESSERA_HOST_IMPORT=0` the host path always, `=copy` the host path below the size (the
 /// default before), `=all` the device path always (tests of small matrices).
 fn host_create_path(rows: i64, nnz: i64) -> CreatePath {
