@@ -234,3 +234,439 @@ __device__ __forceinline__ void tile_prescale(int nsplit, int rows,
         tile_prescale<T>(nsplit, rows, split_rows, y, beta);                                   \
     }
 TESSERA_INSTANTIATE(TILE_ENTRY)
+
+// ---- The format built on the device from tessera's CSR (src/methods/tile/device.rs) ----
+// The same arrays format.rs builds on the host (its oracle, compared array by array in the
+// tests), in four steps on one stream:
+//   tile_census:   every pair (tile row tr, tile column tc) of the tile grid, t = tr * tcols +
+//                  tc, which is the order of the format's tiles. A half-warp takes one grid tile
+//                  (grid-stride); lane r finds row tr*16 + r's entries in the tile's 16 columns
+//                  by two binary searches of its sorted columns, then the half computes Figure
+//                  5's choice and the tile's sizes exactly as format.rs does (TileShape::
+//                  variation as sqrt(n * sum(len^2) - nnz^2) / nnz, in double: the same IEEE
+//                  operations on both sides). Per grid tile: its format (TILE_NONE when it stores
+//                  nothing), width, and three counts: 1 when stored, its values, its index bytes;
+//                  per block, Figure 7's census (tiles and non-zeros per format, deferred
+//                  entries) added into `census`.
+//   (util_scan_*:  the counts become offsets: tile index, value offset, index offset.)
+//   tile_rows_census / tile_items: the work items of two tbalance values per tile row (the
+//                  host picks one after reading the totals, as the fixed rule does), then
+//                  item_row, item_start and split_rows of the chosen one.
+//   tile_fill_<T>: the grid again; each stored tile writes its level-1 entries, its index bytes
+//                  (OR-ed into zeroed 32-bit words: two tiles or two lanes may share a word),
+//                  its values and each entry's slot in the value map.
+// Only matrices whose grid has at most a quarter as many tiles as non-zeros are built this way
+// (device.rs), so the grid costs at most a few binary searches per non-zero. Entries the host
+// build would defer (TileSpMV_DeferredCOO) are counted, not written: with any, device.rs builds
+// on the host instead.
+#define TILE_BUILD_THREADS 256
+#define TILE_NONE 0xffu
+#define TILE_CENSUS_WORDS 15
+
+__device__ __forceinline__ unsigned tile_half_sum(unsigned hmask, unsigned v) {
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(hmask, v, o, 16);
+    return v;
+}
+
+__device__ __forceinline__ unsigned tile_half_max(unsigned hmask, unsigned v) {
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) {
+        const unsigned u = __shfl_xor_sync(hmask, v, o, 16);
+        v = u > v ? u : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned tile_half_or(unsigned hmask, unsigned v) {
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) v |= __shfl_xor_sync(hmask, v, o, 16);
+    return v;
+}
+
+// Exclusive scan of v over the half (lane r gets the sum of lanes 0..r-1).
+__device__ __forceinline__ unsigned tile_half_exclusive(unsigned hmask, int r, unsigned v) {
+    unsigned inc = v;
+#pragma unroll
+    for (int o = 1; o < 16; o <<= 1) {
+        const unsigned u = __shfl_up_sync(hmask, inc, o, 16);
+        if (r >= o) inc += u;
+    }
+    return inc - v;
+}
+
+// The bits of the half's lanes set in a ballot of the warp, shifted to bits 0..15.
+__device__ __forceinline__ unsigned tile_half_ballot(unsigned hmask, bool p) {
+    return (__ballot_sync(hmask, p) & hmask) >> (__ffs(hmask) - 1);
+}
+
+// First position in [lo, hi) of a sorted row whose column is >= c.
+__device__ __forceinline__ unsigned tile_lower_bound(const int *__restrict__ ci, unsigned lo,
+                                                     unsigned hi, long long c) {
+    while (lo < hi) {
+        const unsigned mid = lo + ((hi - lo) >> 1);
+        if ((long long)tessera_ro_load(ci + mid) < c) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// Lane r's entries in grid tile (tr, tc): [*lo, *lo + *cnt).
+__device__ __forceinline__ void tile_lane_range(int rows, const int *__restrict__ rp,
+                                                const int *__restrict__ ci, long long tr,
+                                                long long tc, int r, unsigned *lo,
+                                                unsigned *cnt) {
+    const long long row = tr * 16 + r;
+    *lo = 0;
+    *cnt = 0;
+    if (row < rows) {
+        const unsigned b = (unsigned)tessera_ro_load(rp + row);
+        const unsigned e = (unsigned)tessera_ro_load(rp + row + 1);
+        *lo = tile_lower_bound(ci, b, e, tc * 16);
+        *cnt = tile_lower_bound(ci, *lo, e, tc * 16 + 16) - *lo;
+    }
+}
+
+// One tile's shape and sizes, as format.rs's select, hyb_width and emit_tile compute them.
+struct TileSizes {
+    unsigned nnz, fmt, width, values, idx, deferred, stored;
+};
+
+// Called by the whole half with lane r's row count `cnt`, column mask and duplicate flag.
+__device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned cnt,
+                                                unsigned mask, bool dup, unsigned vr,
+                                                unsigned vc, double te, double th,
+                                                unsigned vsz, int defer) {
+    TileSizes s;
+    s.nnz = tile_half_sum(hmask, cnt);
+    s.fmt = TILE_NONE;
+    s.width = s.values = s.idx = s.deferred = s.stored = 0;
+    if (s.nnz == 0) {
+        return s;
+    }
+    const bool any_dup = tile_half_ballot(hmask, dup) != 0;
+    const unsigned long long s2 = tile_half_sum(hmask, cnt * cnt);
+    const unsigned long long x =
+        (unsigned long long)vr * s2 - (unsigned long long)s.nnz * s.nnz;
+    // IEEE round-to-nearest square root and division, as the host's f64 operations, whatever
+    // the compile options.
+    const double cv = __ddiv_rn(__dsqrt_rn((double)x), (double)s.nnz);
+    // Column counts: lane j counts column j over the half's rows.
+    unsigned colcnt = 0;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const unsigned b = tile_half_ballot(hmask, (mask >> j) & 1u);
+        if (r == j) colcnt = __popc(b);
+    }
+    const unsigned colmask = tile_half_or(hmask, mask);
+    const bool rows_full = tile_half_ballot(hmask, !(cnt == 0 || cnt == vc)) == 0;
+    const bool cols_full = tile_half_ballot(hmask, !(colcnt == 0 || colcnt == vr)) == 0;
+    const unsigned longest = tile_half_max(hmask, cnt);
+    if (any_dup || (s.nnz < 12 && cv > te)) {
+        s.fmt = TILE_F_COO;
+    } else if (s.nnz >= 128) {
+        s.fmt = TILE_F_DNS;
+    } else if (rows_full) {
+        s.fmt = TILE_F_ROW;
+    } else if (cols_full) {
+        s.fmt = TILE_F_COL;
+    } else if (cv <= te) {
+        s.fmt = TILE_F_ELL;
+    } else if (cv > th) {
+        s.fmt = TILE_F_HYB;
+    } else {
+        s.fmt = TILE_F_CSR;
+    }
+    s.stored = s.nnz;
+    switch (s.fmt) {
+    case TILE_F_CSR:
+        s.values = s.nnz;
+        s.idx = 16 + (s.nnz + 1) / 2;
+        break;
+    case TILE_F_COO:
+        s.values = s.nnz;
+        s.idx = s.nnz;
+        if (defer) {
+            s.deferred = s.nnz;
+            s.stored = 0;
+        }
+        break;
+    case TILE_F_ELL:
+        s.width = longest;
+        s.values = 16 * longest;
+        s.idx = 8 * longest;
+        break;
+    case TILE_F_HYB: {
+        // From the longest row down to 0, the width with the fewest bytes (strictly fewer
+        // replaces the kept one).
+        unsigned long long best_bytes = 0;
+        unsigned best = longest, best_coo = 0;
+        for (int w = (int)longest; w >= 0; --w) {
+            const unsigned coo = tile_half_sum(hmask, cnt > (unsigned)w ? cnt - w : 0u);
+            const unsigned long long bytes =
+                16ull * w * vsz + 8ull * w + (unsigned long long)coo * (vsz + 1);
+            if (w == (int)longest || bytes < best_bytes) {
+                best_bytes = bytes;
+                best = w;
+                best_coo = coo;
+            }
+        }
+        s.width = best;
+        s.values = 16 * best;
+        s.idx = 8 * best;
+        if (defer) {
+            s.deferred = best_coo;
+            s.stored = s.nnz - best_coo;
+        } else {
+            s.values += best_coo;
+            s.idx += best_coo;
+        }
+        break;
+    }
+    case TILE_F_DNS:
+        s.values = 256;
+        break;
+    case TILE_F_ROW:
+        s.width = __popc(tile_half_ballot(hmask, cnt > 0));
+        s.values = 16 * s.width;
+        s.idx = s.width;
+        break;
+    default: // TILE_F_COL
+        s.width = __popc(colmask);
+        s.values = 16 * s.width;
+        s.idx = s.width;
+        break;
+    }
+    return s;
+}
+
+// Lane r's column mask in the tile and whether two of its entries share a column.
+__device__ __forceinline__ unsigned tile_lane_mask(const int *__restrict__ ci, unsigned lo,
+                                                   unsigned cnt, long long c0, bool *dup) {
+    unsigned mask = 0;
+    *dup = false;
+    for (unsigned e = 0; e < cnt; ++e) {
+        const unsigned bit = 1u << (unsigned)(tessera_ro_load(ci + lo + e) - c0);
+        *dup |= (mask & bit) != 0;
+        mask |= bit;
+    }
+    return mask;
+}
+
+// gb: format (ngrid bytes, TILE_NONE when the tile stores nothing), then width (ngrid bytes).
+// gf: three arrays of ngrid + 1 u32: stored (0/1), values, index bytes.
+// census (TILE_CENSUS_WORDS u64, zeroed by the host): tiles per format, non-zeros per format,
+// deferred entries.
+extern "C" __global__ void __launch_bounds__(TILE_BUILD_THREADS)
+    tile_census(int rows, int cols, long long tcols, long long ngrid,
+                const int *__restrict__ rp, const int *__restrict__ ci, double te, double th,
+                int vsz, int defer, unsigned char *__restrict__ gb, unsigned *__restrict__ gf,
+                unsigned long long *__restrict__ census) {
+    __shared__ unsigned counts[TILE_CENSUS_WORDS];
+    if (threadIdx.x < TILE_CENSUS_WORDS) counts[threadIdx.x] = 0;
+    __syncthreads();
+    const int r = threadIdx.x & 15;
+    const unsigned hmask = 0xffffu << (threadIdx.x & 16);
+    const long long halves = (long long)gridDim.x * (blockDim.x / 16);
+    for (long long t = (long long)blockIdx.x * (blockDim.x / 16) + threadIdx.x / 16; t < ngrid;
+         t += halves) {
+        const long long tr = t / tcols, tc = t % tcols;
+        unsigned lo, cnt;
+        tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
+        bool dup;
+        const unsigned mask = tile_lane_mask(ci, lo, cnt, tc * 16, &dup);
+        const long long left_r = (long long)rows - tr * 16, left_c = (long long)cols - tc * 16;
+        const unsigned vr = (unsigned)(left_r < 16 ? left_r : 16);
+        const unsigned vc = (unsigned)(left_c < 16 ? left_c : 16);
+        const TileSizes s = tile_sizes(hmask, r, cnt, mask, dup, vr, vc, te, th, (unsigned)vsz,
+                                       defer);
+        const bool kept = s.fmt != TILE_NONE &&
+                          !(defer && (s.fmt == TILE_F_COO || (s.fmt == TILE_F_HYB && s.width == 0)));
+        if (r == 0) {
+            gb[t] = kept ? (unsigned char)s.fmt : (unsigned char)TILE_NONE;
+            gb[ngrid + t] = (unsigned char)s.width;
+            gf[t] = kept ? 1u : 0u;
+            gf[(ngrid + 1) + t] = kept ? s.values : 0u;
+            gf[2 * (ngrid + 1) + t] = kept ? s.idx : 0u;
+            if (s.fmt != TILE_NONE) {
+                atomicAdd(&counts[s.fmt], 1u);
+                atomicAdd(&counts[7 + s.fmt], s.nnz);
+                if (s.deferred) atomicAdd(&counts[14], s.deferred);
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < TILE_CENSUS_WORDS && counts[threadIdx.x] != 0) {
+        atomicAdd(&census[threadIdx.x], (unsigned long long)counts[threadIdx.x]);
+    }
+}
+
+// Work items per tile row for tbalance ta and tb (TBALANCE_UNLIMITED never splits), as
+// Tiled::set_tbalance cuts them: rf holds four arrays of trows + 1 u32: items at ta, 1 when
+// split at ta, the same at tb. tile_off: the scanned stored-tile flags of the grid.
+extern "C" __global__ void tile_rows_census(long long trows, long long tcols,
+                                            const unsigned *__restrict__ tile_off, unsigned ta,
+                                            unsigned tb, unsigned *__restrict__ rf) {
+    const long long tr = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tr >= trows) return;
+    const unsigned n = tile_off[(tr + 1) * tcols] - tile_off[tr * tcols];
+    const unsigned bal[2] = {ta, tb};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const bool split = n > bal[i];
+        rf[(2 * i) * (trows + 1) + tr] = split ? (n + bal[i] - 1) / bal[i] : 1u;
+        rf[(2 * i + 1) * (trows + 1) + tr] = split ? 1u : 0u;
+    }
+}
+
+// The work items of tbalance `bal` (offsets item_off, split_off from tile_rows_census's
+// scanned counts): item_row, item_start (items + 1), split_rows.
+extern "C" __global__ void tile_items(long long trows, long long tcols,
+                                      const unsigned *__restrict__ tile_off, unsigned bal,
+                                      const unsigned *__restrict__ item_off,
+                                      const unsigned *__restrict__ split_off,
+                                      unsigned *__restrict__ item_row,
+                                      unsigned *__restrict__ item_start,
+                                      unsigned *__restrict__ split_rows) {
+    const long long tr = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tr == 0) item_start[0] = 0;
+    if (tr >= trows) return;
+    const unsigned s = tile_off[tr * tcols], e = tile_off[(tr + 1) * tcols];
+    unsigned i = item_off[tr];
+    if (e - s <= bal) {
+        item_row[i] = (unsigned)tr;
+        item_start[i + 1] = e;
+        return;
+    }
+    split_rows[split_off[tr]] = (unsigned)tr;
+    for (unsigned t = s; t < e; ++i) {
+        t = e - t > bal ? t + bal : e;
+        item_row[i] = (unsigned)tr | TILE_SPLIT;
+        item_start[i + 1] = t;
+    }
+}
+
+__device__ __forceinline__ void tile_put_byte(unsigned *__restrict__ words,
+                                              unsigned long long pos, unsigned v) {
+    atomicOr(words + (pos >> 2), v << (8 * (unsigned)(pos & 3)));
+}
+
+// Column c at nibble j of the bytes from `base` (low nibble first).
+__device__ __forceinline__ void tile_put_nibble(unsigned *__restrict__ words,
+                                                unsigned long long base, unsigned j,
+                                                unsigned c) {
+    tile_put_byte(words, base + (j >> 1), c << (4 * (j & 1)));
+}
+
+// gb, gf as tile_census left them, gf's three arrays scanned. `idx` as 32-bit words and
+// `values` zeroed by the host.
+template <typename T>
+__device__ __forceinline__ void tile_fill(int rows, long long tcols, long long ngrid,
+                                          const int *__restrict__ rp,
+                                          const int *__restrict__ ci, const T *__restrict__ va,
+                                          const unsigned char *__restrict__ gb,
+                                          const unsigned *__restrict__ gf,
+                                          unsigned *__restrict__ tile_col,
+                                          unsigned char *__restrict__ fmt_out,
+                                          unsigned char *__restrict__ width_out,
+                                          unsigned *__restrict__ val_ptr,
+                                          unsigned *__restrict__ idx_ptr,
+                                          unsigned *__restrict__ idx, T *__restrict__ values,
+                                          unsigned *__restrict__ value_slot) {
+    const unsigned *tile_off = gf, *val_off = gf + (ngrid + 1), *idx_off = gf + 2 * (ngrid + 1);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        val_ptr[tile_off[ngrid]] = val_off[ngrid];
+        idx_ptr[tile_off[ngrid]] = idx_off[ngrid];
+    }
+    const int r = threadIdx.x & 15;
+    const unsigned hmask = 0xffffu << (threadIdx.x & 16);
+    const long long halves = (long long)gridDim.x * (blockDim.x / 16);
+    for (long long t = (long long)blockIdx.x * (blockDim.x / 16) + threadIdx.x / 16; t < ngrid;
+         t += halves) {
+        const unsigned f = gb[t];
+        if (f == TILE_NONE) continue; // uniform in the half
+        const long long tr = t / tcols, tc = t % tcols, c0 = tc * 16;
+        const unsigned w = gb[ngrid + t];
+        const unsigned ti = tile_off[t], voff = val_off[t];
+        const unsigned long long ioff = idx_off[t];
+        unsigned lo, cnt;
+        tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
+        bool dup;
+        const unsigned mask = tile_lane_mask(ci, lo, cnt, c0, &dup);
+        const unsigned rowoff = tile_half_exclusive(hmask, r, cnt);
+        const unsigned over = cnt > w ? cnt - w : 0u;
+        const unsigned coo_base = tile_half_exclusive(hmask, r, over);
+        const unsigned nonempty = tile_half_ballot(hmask, cnt > 0);
+        const unsigned rowpos = __popc(nonempty & ((1u << r) - 1));
+        const unsigned colmask = tile_half_or(hmask, mask);
+        if (r == 0) {
+            tile_col[ti] = (unsigned)tc;
+            fmt_out[ti] = (unsigned char)f;
+            width_out[ti] = (unsigned char)w;
+            val_ptr[ti] = voff;
+            idx_ptr[ti] = (unsigned)ioff;
+        }
+        if (f == TILE_F_CSR) {
+            tile_put_byte(idx, ioff + r, rowoff);
+        } else if (f == TILE_F_ROW && cnt > 0) {
+            tile_put_byte(idx, ioff + rowpos, (unsigned)r);
+        } else if (f == TILE_F_COL && ((colmask >> r) & 1u)) {
+            tile_put_byte(idx, ioff + __popc(colmask & ((1u << r) - 1)), (unsigned)r);
+        }
+        for (unsigned e = 0; e < cnt; ++e) {
+            const unsigned k = lo + e;
+            const unsigned c = (unsigned)((long long)tessera_ro_load(ci + k) - c0);
+            unsigned slot;
+            switch (f) {
+            case TILE_F_CSR:
+                slot = rowoff + e;
+                tile_put_nibble(idx, ioff + 16, slot, c);
+                break;
+            case TILE_F_COO:
+                slot = rowoff + e;
+                tile_put_byte(idx, ioff + slot, (unsigned)r << 4 | c);
+                break;
+            case TILE_F_ELL:
+            case TILE_F_HYB:
+                if (e < w) {
+                    slot = e * 16 + r;
+                    tile_put_nibble(idx, ioff, slot, c);
+                } else {
+                    // Only without deferral (device.rs builds nothing the host would defer).
+                    const unsigned q = coo_base + (e - w);
+                    tile_put_byte(idx, ioff + 8 * w + q, (unsigned)r << 4 | c);
+                    slot = 16 * w + q;
+                }
+                break;
+            case TILE_F_DNS:
+                slot = c * 16 + r;
+                break;
+            case TILE_F_ROW:
+                slot = rowpos * 16 + c;
+                break;
+            default: // TILE_F_COL
+                slot = __popc(colmask & ((1u << c) - 1)) * 16 + r;
+                break;
+            }
+            value_slot[k] = voff + slot;
+            values[(unsigned long long)voff + slot] = tessera_ro_load(va + k);
+        }
+    }
+}
+
+#define TILE_BUILD_ENTRY(T, S)                                                                 \
+    extern "C" __global__ void __launch_bounds__(TILE_BUILD_THREADS) tile_fill_##S(          \
+        int rows, long long tcols, long long ngrid, const int *__restrict__ rp,                \
+        const int *__restrict__ ci, const T *__restrict__ va,                                  \
+        const unsigned char *__restrict__ gb, const unsigned *__restrict__ gf,                 \
+        unsigned *__restrict__ tile_col, unsigned char *__restrict__ fmt_out,                  \
+        unsigned char *__restrict__ width_out, unsigned *__restrict__ val_ptr,                 \
+        unsigned *__restrict__ idx_ptr, unsigned *__restrict__ idx, T *__restrict__ values,   \
+        unsigned *__restrict__ value_slot) {                                                   \
+        tile_fill<T>(rows, tcols, ngrid, rp, ci, va, gb, gf, tile_col, fmt_out, width_out,     \
+                     val_ptr, idx_ptr, idx, values, value_slot);                               \
+    }
+TESSERA_INSTANTIATE(TILE_BUILD_ENTRY)

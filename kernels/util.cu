@@ -419,3 +419,112 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
     util_inspect<long long, unsigned long long, false>(rows, nnz, cols, base, tiles, row_ptr,
                                                        col_ind, status, result, verdict);
 }
+
+// ---- Exclusive scans of u32 counts, for formats built on the device (src/backend/cuda/scan.rs) ----
+// `data` holds `fields` arrays of n + 1 u32 each (field f at data + f * (n + 1)); each array's
+// first n values are counts, replaced by their exclusive prefix sums, and its value n by the
+// total (kept modulo 2^32 there: the exact totals, as u64, go to `totals[f]`, which the host
+// checks before it uses an offset). Three launches:
+//   util_scan_sums:   block b sums its UTIL_SCAN_ITEMS values of each field into sums[b][f];
+//   util_scan_blocks: one block turns sums into exclusive block offsets, writes the totals;
+//   util_scan_apply:  block b scans its values again and adds its block's offset.
+// Blocks of UTIL_SCAN_THREADS threads, each taking UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS
+// consecutive values. Integer sums: the result does not depend on the order.
+#define UTIL_SCAN_THREADS 256
+#define UTIL_SCAN_ITEMS 1024
+#define UTIL_SCAN_PER (UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS)
+
+// Exclusive scan of v over the block (UTIL_SCAN_THREADS threads, all calling); *total gets
+// the block's sum. `warp_sums` is shared memory of UTIL_SCAN_THREADS / 32 + 1 words.
+__device__ __forceinline__ unsigned long long util_block_scan(unsigned long long v,
+                                                              unsigned long long *warp_sums,
+                                                              unsigned long long *total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned long long inc = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned long long u = __shfl_up_sync(TESSERA_FULL_MASK, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long run = 0;
+        for (int w = 0; w < UTIL_SCAN_THREADS / 32; ++w) {
+            const unsigned long long s = warp_sums[w];
+            warp_sums[w] = run;
+            run += s;
+        }
+        warp_sums[UTIL_SCAN_THREADS / 32] = run;
+    }
+    __syncthreads();
+    const unsigned long long out = warp_sums[warp] + inc - v;
+    *total = warp_sums[UTIL_SCAN_THREADS / 32];
+    __syncthreads();
+    return out;
+}
+
+extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
+    util_scan_sums(long long n, int fields, const unsigned *__restrict__ data,
+                   unsigned long long *__restrict__ sums) {
+    __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
+    const long long first = (long long)blockIdx.x * UTIL_SCAN_ITEMS + threadIdx.x * UTIL_SCAN_PER;
+    for (int f = 0; f < fields; ++f) {
+        const unsigned *d = data + (long long)f * (n + 1);
+        unsigned long long s = 0;
+        for (int j = 0; j < UTIL_SCAN_PER; ++j) {
+            if (first + j < n) s += d[first + j];
+        }
+        unsigned long long total;
+        util_block_scan(s, warp_sums, &total);
+        if (threadIdx.x == 0) sums[(long long)blockIdx.x * fields + f] = total;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
+    util_scan_blocks(long long n, long long nblocks, int fields, unsigned *__restrict__ data,
+                     unsigned long long *__restrict__ sums,
+                     unsigned long long *__restrict__ totals) {
+    __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
+    const long long per = (nblocks + UTIL_SCAN_THREADS - 1) / UTIL_SCAN_THREADS;
+    const long long first = threadIdx.x * per;
+    for (int f = 0; f < fields; ++f) {
+        unsigned long long s = 0;
+        for (long long b = first; b < first + per && b < nblocks; ++b) s += sums[b * fields + f];
+        unsigned long long total;
+        unsigned long long run = util_block_scan(s, warp_sums, &total);
+        for (long long b = first; b < first + per && b < nblocks; ++b) {
+            const unsigned long long v = sums[b * fields + f];
+            sums[b * fields + f] = run;
+            run += v;
+        }
+        if (threadIdx.x == 0) {
+            totals[f] = total;
+            data[(long long)f * (n + 1) + n] = (unsigned)total;
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
+    util_scan_apply(long long n, int fields, unsigned *__restrict__ data,
+                    const unsigned long long *__restrict__ sums) {
+    __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
+    const long long first = (long long)blockIdx.x * UTIL_SCAN_ITEMS + threadIdx.x * UTIL_SCAN_PER;
+    for (int f = 0; f < fields; ++f) {
+        unsigned *d = data + (long long)f * (n + 1);
+        unsigned v[UTIL_SCAN_PER];
+        unsigned long long s = 0;
+#pragma unroll
+        for (int j = 0; j < UTIL_SCAN_PER; ++j) {
+            v[j] = first + j < n ? d[first + j] : 0u;
+            s += v[j];
+        }
+        unsigned long long total;
+        unsigned long long run =
+            sums[(long long)blockIdx.x * fields + f] + util_block_scan(s, warp_sums, &total);
+#pragma unroll
+        for (int j = 0; j < UTIL_SCAN_PER; ++j) {
+            if (first + j < n) d[first + j] = (unsigned)run;
+            run += v[j];
+        }
+    }
+}

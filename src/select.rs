@@ -224,7 +224,7 @@ pub fn trial_enabled() -> bool {
 }
 
 /// True when the environment variable `name` is `0`, `off`, `false` or `no` (any case).
-fn switched_off(name: &str) -> bool {
+pub(crate) fn switched_off(name: &str) -> bool {
     matches!(
         std::env::var(name)
             .unwrap_or_default()

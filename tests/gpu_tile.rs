@@ -11,8 +11,9 @@ use common::gpu::gpu;
 use common::products::{assert_product, check_method, shared_matrix_files, x_for, EDGE_CASES};
 use tessera::backend::cuda::csr::GpuCsr;
 use tessera::backend::cuda::DeviceVec;
+use tessera::methods::tile::cuda::{DownloadedFormat, TileGpu};
 use tessera::methods::tile::params::TBALANCE_UNLIMITED;
-use tessera::methods::tile::{cuda::TileGpu, format, reference, TileParams};
+use tessera::methods::tile::{format, reference, TileParams};
 use tessera::methods::{GpuMethod, Request};
 use tessera::{Algorithm, Csr, Handle, Matrix, Operation, Scalar, Tuning};
 
@@ -292,4 +293,244 @@ fn tile_gpu_fixed_rule_halves_tbalance_on_a_small_grid() {
         "{p}"
     );
     common::gpu::queued_products_on_streams(&m, &a, &name, 2, 5);
+}
+
+/// Tessera's int32 CSR of `a` on the device.
+fn upload<T: Scalar>(h: &Handle, a: &Csr<T>) -> GpuCsr<T> {
+    let dev = h.cuda().unwrap();
+    let launch = tessera::methods::transpose::gpu_launch(&a.stats(), dev.sm_count());
+    GpuCsr::upload(dev, h.cuda_stream(), a, launch).unwrap()
+}
+
+/// Matrices for the device build: every tile format, duplicates, edge tiles, empty tile rows
+/// and columns, half-dense blocks with holes.
+fn device_build_cases() -> Vec<(String, Csr<f64>)> {
+    let mut out = vec![("seven formats".to_string(), seven_formats())];
+    for spec in TILE_CASES.iter().chain(EDGE_CASES) {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        out.push((name, a));
+    }
+    // Duplicates (a tile holding two entries at one position is COO), one of them in a row of
+    // 20 entries in one tile.
+    let mut t: Vec<(usize, usize, f64)> =
+        (0..40).map(|i| (i, (3 * i) % 37, 1.0 + i as f64)).collect();
+    t.extend((0..20).map(|j| (5, j % 16, 0.5 + j as f64)));
+    t.push((30, 1, 2.0));
+    t.push((30, 1, -1.0));
+    out.push(("duplicates".into(), Csr::from_triplets(41, 37, &t).unwrap()));
+    // Half dense with holes: every format but COO appears, rows of each length.
+    let mut t = Vec::new();
+    for r in 0..203 {
+        for c in 0..181 {
+            if (r * 7 + c * 3) % 5 != 0 && (r / 16 + c / 16) % 4 != 3 && (c + r) % (1 + r % 9) != 1
+            {
+                t.push((r, c, ((r * 181 + c) % 23) as f64 - 11.0));
+            }
+        }
+    }
+    out.push((
+        "half dense with holes".into(),
+        Csr::from_triplets(203, 181, &t).unwrap(),
+    ));
+    out
+}
+
+/// The device build writes the arrays format.rs builds on the host (tiles, formats, widths,
+/// offsets, index bytes, values, work items, split rows, value map), for both value types and
+/// several parameter sets (thresholds moved, tbalance 2 and unlimited, deferral on where
+/// nothing is deferred); with entries to defer it answers None. Then its product, and new
+/// values through its value map.
+#[test]
+fn tile_gpu_device_build_writes_the_host_builds_arrays() {
+    let Some(h) = gpu() else { return };
+    let params = [
+        TileParams::paper(false),
+        TileParams::paper(true),
+        TileParams {
+            te: 0.1,
+            th: 0.5,
+            ..TileParams::paper(false)
+        },
+        TileParams {
+            te: 0.4,
+            th: 2.0,
+            tbalance: 2,
+            ..TileParams::paper(false)
+        },
+        TileParams {
+            tbalance: TBALANCE_UNLIMITED,
+            ..TileParams::paper(false)
+        },
+    ];
+    let mut built = 0;
+    for (name, a) in device_build_cases() {
+        for p in params {
+            device_build_vs_host::<f64>(&h, &name, &a, p, &mut built);
+            device_build_vs_host::<f32>(&h, &name, &a, p, &mut built);
+        }
+    }
+    assert!(built > 100, "only {built} device builds");
+}
+
+fn device_build_vs_host<T: Scalar>(
+    h: &Handle,
+    name: &str,
+    a64: &Csr<f64>,
+    p: TileParams,
+    built: &mut usize,
+) {
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let a = a64.convert::<T>();
+    let csr = upload(h, &a);
+    let what = format!("{name} {p} {}", std::any::type_name::<T>());
+    let Some(m) = TileGpu::built_on_device(dev, stream, &csr, p, "test").unwrap() else {
+        let f = format::build(&a, &p).unwrap();
+        assert!(p.deferred && f.census.deferred_nnz > 0, "{what}: not built");
+        return;
+    };
+    *built += 1;
+    // The fixed rule's tbalance: p's, or the small-grid one, as the host rule picks it.
+    let used = m.params();
+    let mut f = format::build(&a, &p).unwrap();
+    assert!(
+        f.deferred.is_none(),
+        "{what}: the host defers, the device did not"
+    );
+    if used.tbalance != p.tbalance {
+        assert_eq!(
+            p.tbalance,
+            tessera::methods::tile::params::PAPER_TBALANCE,
+            "{what}"
+        );
+        assert!(tessera::methods::tile::params::small_grid(
+            f.item_row.len(),
+            f.split_rows.len(),
+            dev.sm_count()
+        ));
+        f.set_tbalance(used.tbalance);
+    }
+    let d = m.download(stream).unwrap();
+    let e = DownloadedFormat::of(&f);
+    assert_eq!(d.tile_col, e.tile_col, "{what}: tile columns");
+    assert_eq!(d.format, e.format, "{what}: formats");
+    assert_eq!(d.width, e.width, "{what}: widths");
+    assert_eq!(d.val_ptr, e.val_ptr, "{what}: value offsets");
+    assert_eq!(d.idx_ptr, e.idx_ptr, "{what}: index offsets");
+    assert_eq!(d.idx, e.idx, "{what}: index bytes");
+    assert_eq!(d.value_slot, e.value_slot, "{what}: value map");
+    assert!(d.values == e.values, "{what}: values");
+    assert_eq!(d.item_row, e.item_row, "{what}: work items");
+    assert_eq!(d.item_start, e.item_start, "{what}: work-item starts");
+    assert_eq!(d.split_rows, e.split_rows, "{what}: split rows");
+    assert!(
+        m.describe().contains(&f.summary()),
+        "{what}: {}",
+        m.describe()
+    );
+    // Its product, then new values through its value map.
+    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
+    let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
+    let mut b = a.clone();
+    for round in 0..2 {
+        if round == 1 {
+            b.values_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(k, v)| *v = T::from_f64(((k * 7) % 11) as f64 - 5.0));
+            csr.upload_values(stream, b.values()).unwrap();
+            m.refresh_values(&csr, stream).unwrap();
+        }
+        let dx = DeviceVec::from_slice(dev, &x).unwrap();
+        let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+        m.spmv(
+            &csr,
+            stream,
+            T::from_f64(-2.0),
+            dx.addr(),
+            T::from_f64(0.5),
+            dy.addr(),
+        )
+        .unwrap();
+        let y = dy.to_vec(stream).unwrap();
+        assert_product(
+            &format!("{what} round {round}"),
+            &b.convert::<f64>(),
+            Operation::NonTranspose,
+            -2.0,
+            &x,
+            0.5,
+            &y0,
+            &y,
+        );
+    }
+}
+
+/// AUTO and TILE with TUNING_NONE on matrices kept on the device build TILE's format on the
+/// device (no host copy): AUTO's worker after its products (here at finish_background), TILE
+/// at analyze; a matrix with entries the fixed rule defers (over 1.8M non-zeros, a sparse
+/// tile) is built on the host from a downloaded CSR instead. Products and update_values on
+/// each.
+#[test]
+fn tile_gpu_device_build_serves_auto_and_falls_back_to_the_host_for_deferred_entries() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap();
+    let (_, dense) = tessera::io::load("gen:dense:1000,1000").unwrap();
+    assert!(tessera::methods::tile::device::builds_on_device(
+        &dense.stats()
+    ));
+    assert_eq!(
+        tessera::select::heuristic(&dense.stats(), 8, false, dev.sm_count()),
+        Algorithm::Tile
+    );
+    let mut auto = common::gpu::device_matrix(&h, &dense);
+    auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    assert_ne!(auto.info().algorithm, Algorithm::Tile);
+    common::gpu::checked_product(&h, &auto, &dense, "dense AUTO before the swap", 1);
+    auto.finish_background(&h).unwrap();
+    let info = auto.info();
+    assert_eq!(info.algorithm, Algorithm::Tile, "{}", info.params);
+    assert!(
+        info.params.contains("built on the device"),
+        "{}",
+        info.params
+    );
+    assert!(!auto.has_host_copy(), "nothing was downloaded");
+    common::gpu::checked_product(&h, &auto, &dense, "dense AUTO after the swap", 2);
+    let doubled: Vec<f64> = dense.values().iter().map(|v| 2.0 * v).collect();
+    auto.update_values(&h, &doubled).unwrap();
+    let mut b = dense.clone();
+    b.set_values_from_input(&doubled).unwrap();
+    common::gpu::checked_product(&h, &auto, &b, "dense AUTO after update_values", 3);
+
+    // Over 1.8M non-zeros with one sparse tile: deferral on, and an entry to defer.
+    let n = 1400;
+    let mut t = Vec::with_capacity(n * n);
+    for r in 0..n {
+        for c in 0..n {
+            let sparse_tile = r / 16 == 3 && c / 16 == 5;
+            if !sparse_tile || (r % 16 < 3 && c % 16 == r % 16 * 2) {
+                t.push((r, c, ((r * 31 + c * 17) % 13) as f64 - 6.0));
+            }
+        }
+    }
+    let a = Csr::from_triplets(n, n, &t).unwrap();
+    assert!(a.nnz() > 1_800_000);
+    for spec in [Algorithm::Tile, Algorithm::Auto] {
+        let mut m = common::gpu::device_matrix(&h, &a);
+        m.analyze(&h, spec, Tuning::None).unwrap();
+        m.finish_background(&h).unwrap();
+        let info = m.info();
+        assert_eq!(info.algorithm, Algorithm::Tile, "{}", info.params);
+        assert!(
+            info.params.contains("found entries to defer"),
+            "{spec:?}: {}",
+            info.params
+        );
+        common::gpu::checked_product(&h, &m, &a, &format!("{spec:?}, deferred entries"), 4);
+        m.update_values(&h, &vec![1.0; a.nnz()]).unwrap();
+        let mut ones = a.clone();
+        ones.set_values_from_input(&vec![1.0; a.nnz()]).unwrap();
+        common::gpu::checked_product(&h, &m, &ones, &format!("{spec:?} after update_values"), 5);
+    }
 }

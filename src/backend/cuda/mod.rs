@@ -32,6 +32,7 @@ mod loading;
 mod memory;
 pub mod nvrtc;
 mod pool;
+pub mod scan;
 mod stream;
 
 pub use device::{Device, Function, Module};

@@ -13,6 +13,7 @@
 //! matrix's values; `refresh_values` scatters the CSR into that array, then the deferred CSR's
 //! own scatter copies the tail into its values.
 
+use super::device;
 use super::format::{self, Tiled};
 use super::params::{self, TileParams};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
@@ -123,6 +124,31 @@ impl<T: Scalar> OnDevice<T> {
             deferred,
             summary: f.summary(),
         })
+    }
+
+    /// A format [`device::build`] left on the device (nothing deferred).
+    fn from_device(rows: usize, cols: usize, params: TileParams, b: device::Built) -> Self {
+        OnDevice {
+            params,
+            rows,
+            cols,
+            nitems: b.items,
+            nsplit: b.split,
+            tile_values: b.tile_values,
+            item_row: b.item_row,
+            item_start: b.item_start,
+            tile_col: b.tile_col,
+            format: b.format,
+            width: b.width,
+            val_ptr: b.val_ptr,
+            idx_ptr: b.idx_ptr,
+            idx: b.idx,
+            values: b.values,
+            split_rows: b.split_rows,
+            value_slot: b.value_slot,
+            deferred: None,
+            summary: b.census.with_work(b.items, b.split),
+        }
     }
 
     /// Exact device bytes of this format (the deferred CSR and HOLA's buffers included).
@@ -281,15 +307,47 @@ fn fixed_rule_on_host<T: Scalar>(
     if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items, f.split_rows.len(), sm)
     {
         f.set_tbalance(params::SMALL_GRID_TBALANCE);
-        why.push_str(&format!(
-            "; tbalance {}: {items} warps at {} fill under half of {} SMs x {}",
-            params::SMALL_GRID_TBALANCE,
-            fixed.tbalance,
-            sm,
-            params::WARPS_PER_SM
-        ));
+        why.push_str("; ");
+        why.push_str(&params::small_grid_reason(items, fixed.tbalance, sm));
     }
     Ok(TileOnHost { f, why })
+}
+
+/// A format's arrays downloaded from the device ([`TileGpu::download`]): the tile part's
+/// (values without the deferred tail) and the value map.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq)]
+pub struct DownloadedFormat<T> {
+    pub tile_col: Vec<u32>,
+    pub format: Vec<u8>,
+    pub width: Vec<u8>,
+    pub val_ptr: Vec<u32>,
+    pub idx_ptr: Vec<u32>,
+    pub idx: Vec<u8>,
+    pub values: Vec<T>,
+    pub item_row: Vec<u32>,
+    pub item_start: Vec<u32>,
+    pub split_rows: Vec<u32>,
+    pub value_slot: Vec<u32>,
+}
+
+impl<T: Scalar> DownloadedFormat<T> {
+    /// The same arrays of a host-built format.
+    pub fn of(f: &Tiled<T>) -> Self {
+        DownloadedFormat {
+            tile_col: f.tile_col.clone(),
+            format: f.format.clone(),
+            width: f.width.clone(),
+            val_ptr: f.val_ptr.clone(),
+            idx_ptr: f.idx_ptr.clone(),
+            idx: f.idx.clone(),
+            values: f.values[..f.tile_values()].to_vec(),
+            item_row: f.item_row.clone(),
+            item_start: f.item_start.clone(),
+            split_rows: f.split_rows.clone(),
+            value_slot: f.value_slot.clone(),
+        }
+    }
 }
 
 /// TileSpMV ready to run on a device.
@@ -323,14 +381,31 @@ impl<T: Scalar> TileGpu<T> {
     pub fn prepare(
         dev: &Arc<Device>,
         stream: Stream,
-        _csr: &GpuCsr<T>,
+        csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
         let kernels = load::<T>(dev)?;
-        let (fixed, why) = params::fixed_rule(req.csr()?.nnz(), req.deterministic);
+        let (fixed, why) = params::fixed_rule(req.stats.nnz, req.deterministic);
         // describe(): parameters and how they were chosen first, then the census (Figure 7),
         // then the timings (info.params keeps the first 255 bytes).
         let (on, how, detail) = match req.tuning {
+            Tuning::None if req.host.is_none() => {
+                // A matrix kept on the device, which `methods::needs_host_csr` found the
+                // device build suits.
+                let sm = dev.sm_count();
+                let mut why = why;
+                if !csr.index64() && device::builds_on_device(req.stats) {
+                    if let Some(t) = Self::built_on_device(dev, stream, csr, fixed, &why)? {
+                        return Ok(t);
+                    }
+                    why.push_str("; built on the host: the device build found entries to defer");
+                }
+                // The host build's format, from a downloaded CSR.
+                let host = csr.download(stream)?;
+                let req = Request::fixed_rule(&host, req.stats, req.deterministic);
+                return Box::new(fixed_rule_on_host(sm, &req, fixed, why)?)
+                    .upload_with(kernels, dev, stream);
+            }
             Tuning::None => {
                 return Box::new(fixed_rule_on_host(dev.sm_count(), req, fixed, why)?)
                     .upload_with(kernels, dev, stream)
@@ -358,6 +433,75 @@ impl<T: Scalar> TileGpu<T> {
             dev: dev.clone(),
             text,
             _t: PhantomData,
+        })
+    }
+
+    /// The format of `p` (tbalance as the fixed rule sets it for this device) built on the
+    /// device from `csr` (int32 arrays, [`device::builds_on_device`]); `None` when it would
+    /// defer entries. `why` (how `p` was chosen) goes into describe().
+    #[doc(hidden)]
+    pub fn built_on_device(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        p: TileParams,
+        why: &str,
+    ) -> Result<Option<Self>> {
+        if !p.is_valid() {
+            return Err(Error::InvalidValue(format!("invalid TILE parameters {p}")));
+        }
+        let kernels = load::<T>(dev)?;
+        let Some(b) = device::build(dev, stream, csr, p, dev.sm_count())? else {
+            return Ok(None);
+        };
+        let params = TileParams {
+            tbalance: b.tbalance,
+            ..p
+        };
+        let how = b.why.clone();
+        let on = OnDevice::from_device(csr.rows(), csr.cols(), params, b);
+        Ok(Some(TileGpu {
+            kernels,
+            text: format!("{params} ({why}; {how}); {}", on.summary),
+            on,
+            dev: dev.clone(),
+            _t: PhantomData,
+        }))
+    }
+
+    /// The format's arrays as they are on the device (waits for `stream`), in the order of
+    /// [`Tiled`]'s fields: tests compare a device build with format.rs's.
+    #[doc(hidden)]
+    pub fn download(&self, stream: Stream) -> Result<DownloadedFormat<T>> {
+        let on = &self.on;
+        let u32s = |b: &DeviceBuffer| -> Result<Vec<u32>> {
+            let mut v = vec![0u32; b.bytes() / 4];
+            crate::backend::cuda::copy_to_host(&self.dev, stream, b.addr(), &mut v)?;
+            Ok(v)
+        };
+        let bytes = |b: &DeviceBuffer, n: usize| -> Result<Vec<u8>> {
+            let mut v = vec![0u8; n];
+            crate::backend::cuda::copy_to_host(&self.dev, stream, b.addr(), &mut v)?;
+            Ok(v)
+        };
+        let tiles = on.format.bytes();
+        let val_ptr = u32s(&on.val_ptr)?;
+        let idx_ptr = u32s(&on.idx_ptr)?;
+        let idx_len = idx_ptr.last().copied().unwrap_or(0) as usize;
+        let mut values = vec![T::ZERO; on.tile_values];
+        crate::backend::cuda::copy_to_host(&self.dev, stream, on.values.addr(), &mut values)?;
+        Ok(DownloadedFormat {
+            tile_col: u32s(&on.tile_col)?,
+            format: bytes(&on.format, tiles)?,
+            width: bytes(&on.width, tiles)?,
+            val_ptr,
+            idx_ptr,
+            idx: bytes(&on.idx, idx_len)?,
+            values,
+            item_row: u32s(&on.item_row)?,
+            item_start: u32s(&on.item_start)?,
+            split_rows: u32s(&on.split_rows)?,
+            value_slot: u32s(&on.value_slot)?,
         })
     }
 

@@ -137,6 +137,11 @@ impl Census {
         )
     }
 
+    /// [`Census::summary`], then the work split: `items` warps, `split` split tile rows.
+    pub fn with_work(&self, items: usize, split: usize) -> String {
+        format!("{}; {items} warps, {split} split tile rows", self.summary())
+    }
+
     /// Compact text for info.params: `tiles/nnz%: csr 12/30 coo 60/9 ...` (formats with no tile
     /// left out), then the deferred share.
     pub fn summary(&self) -> String {
@@ -244,19 +249,21 @@ pub struct TileShape {
 }
 
 impl TileShape {
-    /// `variation` of §III.D: population std-dev of the valid rows' lengths over their mean.
+    /// `variation` of §III.D: population std-dev of the valid rows' lengths over their mean,
+    /// computed as `sqrt(n * sum(len^2) - nnz^2) / nnz` (n valid rows): an exact integer under
+    /// one square root and one division, so the device build (`kernels/tile.cu`, `tile_sizes`)
+    /// makes the same IEEE operations and the same choice.
     pub fn variation(&self) -> f64 {
-        let n = self.valid_rows as f64;
-        let mean = self.nnz as f64 / n;
-        if mean == 0.0 {
+        if self.nnz == 0 {
             return 0.0;
         }
-        let var = self.row_count[..self.valid_rows]
+        let n = self.valid_rows as u128;
+        let s2: u128 = self.row_count[..self.valid_rows]
             .iter()
-            .map(|&c| (c as f64 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        var.sqrt() / mean
+            .map(|&c| c as u128 * c as u128)
+            .sum();
+        let x = n * s2 - self.nnz as u128 * self.nnz as u128;
+        (x as f64).sqrt() / self.nnz as f64
     }
 }
 
@@ -311,7 +318,7 @@ pub fn hyb_width(row_count: &[usize; TILE], value_bytes: usize) -> usize {
     best.1
 }
 
-fn too_big(what: &str, n: usize) -> Error {
+pub(super) fn too_big(what: &str, n: usize) -> Error {
     Error::NotSupported(format!(
         "TILE: {what} would be {n}, past the 32-bit offsets of the format"
     ))
@@ -841,12 +848,8 @@ impl<T: Scalar> Tiled<T> {
 
     /// One line for describe(): the census and the work split.
     pub fn summary(&self) -> String {
-        format!(
-            "{}; {} warps, {} split tile rows",
-            self.census.summary(),
-            self.item_row.len(),
-            self.split_rows.len()
-        )
+        self.census
+            .with_work(self.item_row.len(), self.split_rows.len())
     }
 }
 

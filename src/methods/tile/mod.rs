@@ -9,6 +9,9 @@
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
+// The device build's launches: CUDA code, as cuda.rs.
+#[allow(unsafe_code)]
+pub mod device;
 pub mod format;
 pub mod host;
 /// The kernel file and the values each of its defines may take.

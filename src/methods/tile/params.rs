@@ -37,6 +37,13 @@ pub fn small_grid(items: usize, split_tile_rows: usize, sm_count: u32) -> bool {
     split_tile_rows > 0 && 2 * items <= sm_count as usize * WARPS_PER_SM
 }
 
+/// Why the fixed rule took [`SMALL_GRID_TBALANCE`]: `items` work items at `tbalance` on `sm` SMs.
+pub fn small_grid_reason(items: usize, tbalance: u32, sm_count: u32) -> String {
+    format!(
+        "tbalance {SMALL_GRID_TBALANCE}: {items} warps at {tbalance} fill under half of {sm_count} SMs x {WARPS_PER_SM}"
+    )
+}
+
 /// `tbalance` meaning "never split a tile row" (the deterministic variant).
 pub const TBALANCE_UNLIMITED: u32 = u32::MAX;
 

@@ -1,0 +1,297 @@
+//! TILE's format built on the device from the device CSR (`kernels/tile.cu`, "The format built
+//! on the device"): the arrays format.rs builds on the host (its oracle: the tests compare
+//! every array), without the copies a host build makes over the host link (the CSR down for a
+//! matrix kept on the device, the format up), which made AUTO start TILE's host build only after
+//! 800 products (`select::background_start_after`).
+//!
+//! The steps, on one stream: the census of every tile of the tile grid (format, width, values
+//! and index bytes), its scan into offsets, the work items of the fixed rule's two tbalance
+//! values, one read-back of the totals (the allocation sizes, and whether anything is deferred),
+//! then the fill. Matrices whose tile grid has more than a quarter as many tiles as non-zeros are
+//! left to the host build ([`builds_on_device`]); so are those with entries the fixed rule
+//! defers (TileSpMV_DeferredCOO above 1.8M non-zeros: COO tiles, HYB remainders), found by the
+//! census ([`build`] answers `None`).
+
+use super::format::{too_big, Census};
+use super::params::{self, TileParams};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
+use crate::backend::cuda::{copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use crate::csr::RowStats;
+use crate::error::Result;
+use crate::scalar::Scalar;
+use std::sync::Arc;
+
+/// Threads per block of the build kernels (TILE_BUILD_THREADS in tile.cu): 16 half-warps.
+const THREADS: u32 = 256;
+/// u64 words of the census (TILE_CENSUS_WORDS): tiles per format, non-zeros per format,
+/// deferred entries.
+const CENSUS_WORDS: usize = 15;
+/// The read-back: the census, the grid's three totals (stored tiles, values, index bytes), the
+/// tile rows' four (items and split rows at each tbalance).
+const RESULT_WORDS: usize = CENSUS_WORDS + 3 + 4;
+/// Format byte of a grid tile that stores nothing (TILE_NONE).
+const TILE: usize = super::format::TILE;
+
+/// True when TILE's fixed rule builds on the device for a matrix of these statistics (kept
+/// on the device in int32 arrays: the caller checks that): a tile grid of at most a quarter
+/// as many tiles as non-zeros (every matrix AUTO gives TILE, at least half dense, has about
+/// 1/128), under 2^31 tiles. `TESSERA_TILE_DEVICE_BUILD=0` builds on the host.
+pub fn builds_on_device(stats: &RowStats) -> bool {
+    let grid = stats.rows.div_ceil(TILE) as u128 * stats.cols.div_ceil(TILE) as u128;
+    stats.nnz > 0
+        && 4 * grid <= stats.nnz as u128
+        && grid < i32::MAX as u128
+        && !crate::select::switched_off("TESSERA_TILE_DEVICE_BUILD")
+}
+
+/// The format as [`build`] leaves it on the device.
+pub(super) struct Built {
+    pub tile_col: DeviceBuffer,
+    pub format: DeviceBuffer,
+    pub width: DeviceBuffer,
+    pub val_ptr: DeviceBuffer,
+    pub idx_ptr: DeviceBuffer,
+    pub idx: DeviceBuffer,
+    pub values: DeviceBuffer,
+    pub value_slot: DeviceBuffer,
+    pub item_row: DeviceBuffer,
+    pub item_start: DeviceBuffer,
+    pub split_rows: DeviceBuffer,
+    /// Work items, split tile rows, tile values.
+    pub items: usize,
+    pub split: usize,
+    pub tile_values: usize,
+    /// The tbalance used (the fixed rule's, or its small-grid value) and why.
+    pub tbalance: u32,
+    pub why: String,
+    pub census: Census,
+}
+
+/// Builds the format of `fixed` (the fixed rule's parameters) from `csr` on `stream`, with
+/// the fixed rule's tbalance for a device of `sm` SMs. Waits for the census's read-back, and
+/// returns once the device is done with the build's temporaries (their free waits for it,
+/// `DeviceBuffer`'s drop). `None` when the format would defer entries (built on the host
+/// instead).
+pub(super) fn build<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    fixed: TileParams,
+    sm: u32,
+) -> Result<Option<Built>> {
+    let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
+    let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
+    let (trows, tcols) = (rows.div_ceil(TILE), cols.div_ceil(TILE));
+    let grid = trows * tcols;
+    let (rp, ci, va) = csr.arrays();
+    let ws = workspace_bytes(grid, 3).max(workspace_bytes(trows, 4));
+    let [gb, gf, rf, res, work] = DeviceBuffer::alloc_parts(
+        dev,
+        [
+            2 * grid,
+            12 * (grid + 1),
+            16 * (trows + 1),
+            8 * RESULT_WORDS,
+            ws,
+        ],
+        "TILE's device build (tile census, row census, totals, scan workspace)",
+    )?;
+    res.zero(stream)?;
+    let halves_per_block = THREADS as usize / 16;
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(cols as i32)
+        .push(tcols as i64)
+        .push(grid as i64)
+        .push(rp)
+        .push(ci)
+        .push(fixed.te)
+        .push(fixed.th)
+        .push(std::mem::size_of::<T>() as i32)
+        .push(fixed.deferred as i32)
+        .push(gb.addr())
+        .push(gf.addr())
+        .push(res.addr());
+    // SAFETY: tile_census(int rows, int cols, long long tcols, long long ngrid, const int* rp,
+    // const int* ci, double te, double th, int vsz, int defer, unsigned char* gb, unsigned* gf,
+    // unsigned long long* census): rp, ci are tessera's sound int32 CSR of rows x cols (sorted
+    // rows: the matrix was checked); gb holds 2 * ngrid bytes, gf 3 * (ngrid + 1) u32, census
+    // CENSUS_WORDS zeroed u64 (the head of res); THREADS threads a block, grid-stride.
+    unsafe {
+        launch(
+            dev,
+            &m.function("tile_census")?,
+            grid.div_ceil(halves_per_block).max(1),
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    let total = |i: usize| res.addr() + 8 * i as u64;
+    exclusive_scan(
+        dev,
+        stream,
+        (gf.addr(), grid, 3),
+        total(CENSUS_WORDS),
+        work.addr(),
+    )?;
+    let small = params::SMALL_GRID_TBALANCE;
+    let args = KernelArgs::new()
+        .push(trows as i64)
+        .push(tcols as i64)
+        .push(gf.addr())
+        .push(fixed.tbalance)
+        .push(small)
+        .push(rf.addr());
+    // SAFETY: tile_rows_census(long long trows, long long tcols, const unsigned* tile_off,
+    // unsigned ta, unsigned tb, unsigned* rf): tile_off is gf's first array, scanned (ngrid + 1
+    // = trows * tcols + 1 values); rf holds 4 * (trows + 1) u32; one thread per tile row.
+    unsafe {
+        launch(
+            dev,
+            &m.function("tile_rows_census")?,
+            trows.div_ceil(THREADS as usize).max(1),
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    exclusive_scan(
+        dev,
+        stream,
+        (rf.addr(), trows, 4),
+        total(CENSUS_WORDS + 3),
+        work.addr(),
+    )?;
+    let mut r = [0u64; RESULT_WORDS];
+    copy_to_host(dev, stream, res.addr(), &mut r)?;
+    let mut census = Census::default();
+    for f in 0..7 {
+        census.tiles[f] = r[f] as usize;
+        census.nnz[f] = r[7 + f] as usize;
+    }
+    census.deferred_nnz = r[14] as usize;
+    if census.deferred_nnz > 0 {
+        return Ok(None);
+    }
+    let [tiles, tile_values, idx_bytes, items_a, split_a, items_b, split_b] =
+        std::array::from_fn(|i| r[CENSUS_WORDS + i] as usize);
+    if tile_values > u32::MAX as usize {
+        return Err(too_big("the value count", tile_values));
+    }
+    if idx_bytes > u32::MAX as usize {
+        return Err(too_big("the index count", idx_bytes));
+    }
+    // The fixed rule's tbalance (fixed_rule_on_host in cuda.rs makes the same choice).
+    let (mut tbalance, mut items, mut split, mut why) = (fixed.tbalance, items_a, split_a, None);
+    if fixed.tbalance == params::PAPER_TBALANCE && params::small_grid(items_a, split_a, sm) {
+        why = Some(params::small_grid_reason(items_a, fixed.tbalance, sm));
+        (tbalance, items, split) = (small, items_b, split_b);
+    }
+    let vsz = std::mem::size_of::<T>();
+    let [tile_col, format, width, val_ptr, idx_ptr, idx, values, value_slot, item_row, item_start, split_rows] =
+        DeviceBuffer::alloc_parts(
+            dev,
+            [
+                4 * tiles,
+                tiles,
+                tiles,
+                4 * (tiles + 1),
+                4 * (tiles + 1),
+                idx_bytes.div_ceil(4) * 4,
+                vsz * tile_values,
+                4 * nnz,
+                4 * items,
+                4 * (items + 1),
+                4 * split,
+            ],
+            "TILE's format (built on the device)",
+        )?;
+    idx.zero(stream)?;
+    values.zero(stream)?;
+    // The chosen tbalance's item and split offsets: rf's arrays 0, 1 (ta) or 2, 3 (tb).
+    let pick = if tbalance == fixed.tbalance { 0 } else { 2 };
+    let rf_at = |i: u64| rf.addr() + 4 * i * (trows as u64 + 1);
+    let args = KernelArgs::new()
+        .push(trows as i64)
+        .push(tcols as i64)
+        .push(gf.addr())
+        .push(tbalance)
+        .push(rf_at(pick))
+        .push(rf_at(pick + 1))
+        .push(item_row.addr())
+        .push(item_start.addr())
+        .push(split_rows.addr());
+    // SAFETY: tile_items(long long trows, long long tcols, const unsigned* tile_off, unsigned
+    // bal, const unsigned* item_off, const unsigned* split_off, unsigned* item_row, unsigned*
+    // item_start, unsigned* split_rows): the scanned offsets of tile_rows_census at `bal`, whose
+    // totals sized item_row (items), item_start (items + 1) and split_rows (split).
+    unsafe {
+        launch(
+            dev,
+            &m.function("tile_items")?,
+            trows.div_ceil(THREADS as usize).max(1),
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(tcols as i64)
+        .push(grid as i64)
+        .push(rp)
+        .push(ci)
+        .push(va)
+        .push(gb.addr())
+        .push(gf.addr())
+        .push(tile_col.addr())
+        .push(format.addr())
+        .push(width.addr())
+        .push(val_ptr.addr())
+        .push(idx_ptr.addr())
+        .push(idx.addr())
+        .push(values.addr())
+        .push(value_slot.addr());
+    // SAFETY: tile_fill_<T>(int rows, long long tcols, long long ngrid, const int* rp, const
+    // int* ci, const T* va, const unsigned char* gb, const unsigned* gf, unsigned* tile_col,
+    // unsigned char* fmt, unsigned char* width, unsigned* val_ptr, unsigned* idx_ptr, unsigned*
+    // idx, T* values, unsigned* value_slot): gb and gf as tile_census and the scan left them,
+    // whose totals sized every output (idx rounded up to whole words, zeroed, as values are);
+    // value_slot holds nnz u32; THREADS threads a block, grid-stride.
+    unsafe {
+        launch(
+            dev,
+            &m.function(&format!("tile_fill_{}", suffix::<T>()))?,
+            grid.div_ceil(halves_per_block).max(1),
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    let how = match why {
+        Some(w) => format!("built on the device; {w}"),
+        None => "built on the device".to_string(),
+    };
+    Ok(Some(Built {
+        tile_col,
+        format,
+        width,
+        val_ptr,
+        idx_ptr,
+        idx,
+        values,
+        value_slot,
+        item_row,
+        item_start,
+        split_rows,
+        items,
+        split,
+        tile_values,
+        tbalance,
+        why: how,
+        census,
+    }))
+}
