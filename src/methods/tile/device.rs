@@ -17,7 +17,10 @@ use super::params::{self, TileParams};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
-use crate::backend::cuda::{copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use crate::backend::cuda::{
+    copy_to_host, launch, synchronize, Device, DeviceBuffer, KernelArgs, Stream,
+};
+use crate::backend::trace;
 use crate::csr::RowStats;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -81,6 +84,8 @@ pub(super) fn build<T: Scalar>(
     fixed: TileParams,
     sm: u32,
 ) -> Result<Option<Built>> {
+    let t0 = std::time::Instant::now();
+    let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
     let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
     let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
     let (trows, tcols) = (rows.div_ceil(TILE), cols.div_ceil(TILE));
@@ -165,8 +170,10 @@ pub(super) fn build<T: Scalar>(
         total(CENSUS_WORDS + 3),
         work.addr(),
     )?;
+    let queued = us(t0);
     let mut r = [0u64; RESULT_WORDS];
     copy_to_host(dev, stream, res.addr(), &mut r)?;
+    let read = us(t0);
     let mut census = Census::default();
     for f in 0..7 {
         census.tiles[f] = r[f] as usize;
@@ -271,6 +278,14 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
+    let filled = us(t0);
+    synchronize(dev, stream)?;
+    trace(2, || {
+        format!(
+            "TILE's device build of {grid} grid tiles: census and scans queued at {queued:.1} us, read back at {read:.1} us, fill queued at {filled:.1} us, done at {:.1} us",
+            us(t0)
+        )
+    });
     let how = match why {
         Some(w) => format!("built on the device; {w}"),
         None => "built on the device".to_string(),
