@@ -443,17 +443,23 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
     return s;
 }
 
-// Lane r's column mask in the tile and whether two of its entries share a column.
-__device__ __forceinline__ unsigned tile_lane_mask(const int *__restrict__ ci, unsigned lo,
-                                                   unsigned cnt, long long c0, bool *dup) {
-    unsigned mask = 0;
-    *dup = false;
-    for (unsigned e = 0; e < cnt; ++e) {
-        const unsigned bit = 1u << (unsigned)(tessera_ro_load(ci + lo + e) - c0);
-        *dup |= (mask & bit) != 0;
-        mask |= bit;
+// Lane r's column mask in the tile (bit c: row r has an entry in column c0 + c). The half
+// reads one row at a time, each lane every 16th entry (coalesced), and ORs the bits together.
+__device__ __forceinline__ unsigned tile_half_masks(unsigned hmask, int r,
+                                                    const int *__restrict__ ci, unsigned lo,
+                                                    unsigned cnt, long long c0) {
+    unsigned mine = 0;
+    for (int q = 0; q < 16; ++q) {
+        const unsigned lq = __shfl_sync(hmask, lo, q, 16), nq = __shfl_sync(hmask, cnt, q, 16);
+        if (nq == 0) continue; // uniform in the half
+        unsigned m = 0;
+        for (unsigned e = r; e < nq; e += 16) {
+            m |= 1u << (unsigned)(tessera_ro_load(ci + lq + e) - c0);
+        }
+        m = tile_half_or(hmask, m);
+        if (r == q) mine = m;
     }
-    return mask;
+    return mine;
 }
 
 // gb: format (ngrid bytes, TILE_NONE when the tile stores nothing), then width (ngrid bytes).
@@ -476,8 +482,10 @@ extern "C" __global__ void __launch_bounds__(TILE_BUILD_THREADS)
         const long long tr = t / tcols, tc = t % tcols;
         unsigned lo, cnt;
         tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
-        bool dup;
-        const unsigned mask = tile_lane_mask(ci, lo, cnt, tc * 16, &dup);
+        const unsigned mask = tile_half_masks(hmask, r, ci, lo, cnt, tc * 16);
+        // Sorted columns: two entries share one exactly when the row has fewer columns than
+        // entries.
+        const bool dup = (unsigned)__popc(mask) != cnt;
         const long long left_r = (long long)rows - tr * 16, left_c = (long long)cols - tc * 16;
         const unsigned vr = (unsigned)(left_r < 16 ? left_r : 16);
         const unsigned vc = (unsigned)(left_c < 16 ? left_c : 16);
@@ -594,8 +602,7 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         const unsigned long long ioff = idx_off[t];
         unsigned lo, cnt;
         tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
-        bool dup;
-        const unsigned mask = tile_lane_mask(ci, lo, cnt, c0, &dup);
+        const unsigned mask = tile_half_masks(hmask, r, ci, lo, cnt, c0);
         const unsigned rowoff = tile_half_exclusive(hmask, r, cnt);
         const unsigned over = cnt > w ? cnt - w : 0u;
         const unsigned coo_base = tile_half_exclusive(hmask, r, over);
@@ -616,43 +623,54 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         } else if (f == TILE_F_COL && ((colmask >> r) & 1u)) {
             tile_put_byte(idx, ioff + __popc(colmask & ((1u << r) - 1)), (unsigned)r);
         }
-        for (unsigned e = 0; e < cnt; ++e) {
-            const unsigned k = lo + e;
-            const unsigned c = (unsigned)((long long)tessera_ro_load(ci + k) - c0);
-            unsigned slot;
-            switch (f) {
-            case TILE_F_CSR:
-                slot = rowoff + e;
-                tile_put_nibble(idx, ioff + 16, slot, c);
-                break;
-            case TILE_F_COO:
-                slot = rowoff + e;
-                tile_put_byte(idx, ioff + slot, (unsigned)r << 4 | c);
-                break;
-            case TILE_F_ELL:
-            case TILE_F_HYB:
-                if (e < w) {
-                    slot = e * 16 + r;
-                    tile_put_nibble(idx, ioff, slot, c);
-                } else {
-                    // Only without deferral (device.rs builds nothing the host would defer).
-                    const unsigned q = coo_base + (e - w);
-                    tile_put_byte(idx, ioff + 8 * w + q, (unsigned)r << 4 | c);
-                    slot = 16 * w + q;
+        // The entries, one row q at a time, each lane every 16th (coalesced reads of the row
+        // and writes of its value map).
+        for (int q = 0; q < 16; ++q) {
+            const unsigned nq = __shfl_sync(hmask, cnt, q, 16);
+            if (nq == 0) continue; // uniform in the half
+            const unsigned lq = __shfl_sync(hmask, lo, q, 16);
+            const unsigned offq = __shfl_sync(hmask, rowoff, q, 16);
+            const unsigned cooq = __shfl_sync(hmask, coo_base, q, 16);
+            const unsigned posq = __shfl_sync(hmask, rowpos, q, 16);
+            for (unsigned e = r; e < nq; e += 16) {
+                const unsigned k = lq + e;
+                const unsigned c = (unsigned)((long long)tessera_ro_load(ci + k) - c0);
+                unsigned slot;
+                switch (f) {
+                case TILE_F_CSR:
+                    slot = offq + e;
+                    tile_put_nibble(idx, ioff + 16, slot, c);
+                    break;
+                case TILE_F_COO:
+                    slot = offq + e;
+                    tile_put_byte(idx, ioff + slot, (unsigned)q << 4 | c);
+                    break;
+                case TILE_F_ELL:
+                case TILE_F_HYB:
+                    if (e < w) {
+                        slot = e * 16 + q;
+                        tile_put_nibble(idx, ioff, slot, c);
+                    } else {
+                        // Only without deferral (device.rs builds nothing the host would
+                        // defer).
+                        const unsigned j = cooq + (e - w);
+                        tile_put_byte(idx, ioff + 8 * w + j, (unsigned)q << 4 | c);
+                        slot = 16 * w + j;
+                    }
+                    break;
+                case TILE_F_DNS:
+                    slot = c * 16 + q;
+                    break;
+                case TILE_F_ROW:
+                    slot = posq * 16 + c;
+                    break;
+                default: // TILE_F_COL
+                    slot = __popc(colmask & ((1u << c) - 1)) * 16 + q;
+                    break;
                 }
-                break;
-            case TILE_F_DNS:
-                slot = c * 16 + r;
-                break;
-            case TILE_F_ROW:
-                slot = rowpos * 16 + c;
-                break;
-            default: // TILE_F_COL
-                slot = __popc(colmask & ((1u << c) - 1)) * 16 + r;
-                break;
+                value_slot[k] = voff + slot;
+                values[(unsigned long long)voff + slot] = tessera_ro_load(va + k);
             }
-            value_slot[k] = voff + slot;
-            values[(unsigned long long)voff + slot] = tessera_ro_load(va + k);
         }
     }
 }

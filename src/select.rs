@@ -282,16 +282,27 @@ pub enum BuildFrom {
     /// A matrix kept on the device without a host copy: the CSR is downloaded, the format
     /// built on the host and uploaded.
     Download,
-    /// The device CSR, on the device (BRC's ELL form of even rows): no copies.
+    /// The device CSR, on the device (BRC's ELL form of even rows, TILE): no copies.
     Device,
 }
 
-/// How many products' time a build on the device from the device CSR takes from the products
-/// running beside it (its allocation, and its pass over the CSR sharing the bandwidth). Measured
-/// on the H100 (session 12, `tessera bench`, read in place, BRC built at once): the nine
-/// products after the first of the 3D Laplacian 160³ took 2.0 ms instead of CSR_VECTOR's
-/// 9 x 0.16 ms, about 3.6 products more; the 27-point stencil 100³ lost about as much.
-const DEVICE_BUILD_PRODUCTS: f64 = 4.0;
+/// How many products' time a build of `target` on the device from the device CSR takes from the
+/// products running beside it (its allocations and launches, which wait on the driver beside
+/// the caller's, and its kernels sharing the GPU). Measured with `tessera bench`, read in place:
+/// - BRC's ELL form (one pass over the CSR; H100, session 12): the nine products after the
+///   first of the 3D Laplacian 160³ took 2.0 ms instead of CSR_VECTOR's 9 x 0.16 ms, about 3.6
+///   products more; the 27-point stencil 100³ lost about as much.
+/// - TILE's format (census, two scans, a read-back, the fill; about 15 driver calls; session 23,
+///   two H200 machines, dense 2000²): started after 8 products, it cost the first 100 products
+///   10-37 of HOLA's products beside it (0.96-1.06 of cuSPARSE's time at N = 100 against
+///   1.01-1.11 started after 100 products, and 0.74-0.84 against 1.02-1.04 on the slower
+///   machine). 50, above both: a solve of 100 products runs without it.
+fn device_build_products(target: Algorithm) -> f64 {
+    match target {
+        Algorithm::Tile => 50.0,
+        _ => 4.0,
+    }
+}
 
 /// Products AUTO runs with the method on the CSR arrays before its worker starts building the
 /// heavy format `target` (on the CUDA backend; the host backend starts at once: there the
@@ -304,8 +315,8 @@ const DEVICE_BUILD_PRODUCTS: f64 = 4.0;
 /// The disturbance: a build from the host copies the format up (about the CSR's size), and
 /// for a matrix kept on the device without a host copy the CSR down as well ([`DEVICE_PER_LINK`]
 /// products per copy: 2,000 products for BRC from a host copy, 4,000 without one); a build on
-/// the device ([`BuildFrom::Device`]) moves no copies and costs [`DEVICE_BUILD_PRODUCTS`]
-/// (40 products for BRC). The counts are independent of the matrix's size (a product reads
+/// the device ([`BuildFrom::Device`]) moves no copies and costs `device_build_products`
+/// (40 products for BRC, 100 for TILE). The counts are independent of the matrix's size (a product reads
 /// the CSR once). `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
 pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
     if let Some(n) = std::env::var("TESSERA_BACKGROUND_AFTER")
@@ -317,7 +328,7 @@ pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
     let cost = match from {
         BuildFrom::HostCopy => DEVICE_PER_LINK,
         BuildFrom::Download => 2.0 * DEVICE_PER_LINK,
-        BuildFrom::Device => DEVICE_BUILD_PRODUCTS,
+        BuildFrom::Device => device_build_products(target),
     };
     (cost / expected_gain(target)).ceil() as u64
 }
@@ -437,6 +448,10 @@ mod tests {
         // thousands, and not at once (it would slow the first ones).
         let device = background_start_after(Algorithm::Brc, BuildFrom::Device);
         assert!((10..=100).contains(&device), "{device}");
+        // TILE's device build (more launches and a read-back) waits until a solve of 100
+        // products is over.
+        let tile = background_start_after(Algorithm::Tile, BuildFrom::Device);
+        assert!((100..1000).contains(&tile), "{tile}");
     }
 
     fn stats(spec: &str) -> RowStats {
