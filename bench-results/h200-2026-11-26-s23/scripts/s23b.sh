@@ -2,7 +2,7 @@
 # Session 23, run B: where TILE's device build spends its time beside the products (dense
 # 2000² f32, TESSERA_TRACE=2 and =3), and when to start it: the default (after 8 products),
 # after 100, and the host build, alternating, two rounds, f32 and f64.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 rm -rf gpu-bundle; mkdir -p gpu-bundle/bin gpu-bundle/lib
 xz -dc gpu-carry/tessera.xz > gpu-bundle/bin/tessera; chmod +x gpu-bundle/bin/tessera
 B=$PWD/gpu-bundle

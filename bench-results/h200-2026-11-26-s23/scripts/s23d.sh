@@ -2,7 +2,7 @@
 # Session 23, run D: the random half-dense 3000² in f64, where TILE (padded Dns tiles) loses
 # its trial to HOLA: what the device build and the trial cost the first 1,000 products
 # (TESSERA_TRACE=2), and the device build against the host one, alternating, three rounds.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 rm -rf gpu-bundle; tar -xJf gpu-carry/gb.tar.xz
 B=$PWD/gpu-bundle
 export PATH=$PATH:/usr/local/cuda/bin LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/lib TESSERA_MATRICES=$B/matrices

@@ -4,7 +4,7 @@
 # 3000² (TILE's mixed tiles) end to end, the device build against the host build
 # (TESSERA_TILE_DEVICE_BUILD=0), alternating, two rounds, f32 and f64, with a TESSERA_TRACE=2
 # run; the suite end to end, f64 and f32, as time allows.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 rm -rf gpu-bundle; tar -xJf gpu-carry/gb.tar.xz
 B=$PWD/gpu-bundle
 export PATH=$PATH:/usr/local/cuda/bin LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/lib TESSERA_MATRICES=$B/matrices

@@ -3,7 +3,7 @@
 # device-build test under memcheck; dense 2000² end to end with the host build
 # (TESSERA_TILE_DEVICE_BUILD=0) and the device build, alternating, two rounds, f32 and f64;
 # a TESSERA_TRACE=2 run of the swap; the suite end to end, f64 and f32, as time allows.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 rm -rf gpu-bundle; tar -xJf gpu-carry/gb.tar.xz
 B=$PWD/gpu-bundle
 export PATH=$PATH:/usr/local/cuda/bin LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/lib TESSERA_MATRICES=$B/matrices
