@@ -220,18 +220,7 @@ pub fn second_trial(
 /// formats are not built. Read once per process.
 pub fn trial_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| !switched_off("TESSERA_TRIAL"))
-}
-
-/// True when the environment variable `name` is `0`, `off`, `false` or `no` (any case).
-pub(crate) fn switched_off(name: &str) -> bool {
-    matches!(
-        std::env::var(name)
-            .unwrap_or_default()
-            .to_ascii_lowercase()
-            .as_str(),
-        "0" | "off" | "false" | "no"
-    )
+    *ON.get_or_init(|| !crate::backend::switched_off("TESSERA_TRIAL"))
 }
 
 /// True when this process may use more than one core (`available_parallelism`, which follows
@@ -250,7 +239,7 @@ pub fn spare_core() -> bool {
 
 /// False when `TESSERA_BACKGROUND_BUILD` is `0` (or `off`, `false`, `no`).
 pub fn background_enabled() -> bool {
-    !switched_off("TESSERA_BACKGROUND_BUILD")
+    !crate::backend::switched_off("TESSERA_BACKGROUND_BUILD")
 }
 
 /// How many times a device product moves a byte while the background build moves one over

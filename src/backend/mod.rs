@@ -16,6 +16,17 @@ fn trace_level() -> u8 {
     })
 }
 
+/// True when the environment variable `name` is `0`, `off`, `false` or `no` (any case).
+pub(crate) fn switched_off(name: &str) -> bool {
+    matches!(
+        std::env::var(name)
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+            .as_str(),
+        "0" | "off" | "false" | "no"
+    )
+}
+
 /// With `TESSERA_TRACE=1`, one line on stderr per create and analyze saying where its time went;
 /// with `TESSERA_TRACE=2` also each device allocation and the launch and wait of an inspection;
 /// with `TESSERA_TRACE=3` also the host time between the marks of the first products' path

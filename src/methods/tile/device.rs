@@ -46,7 +46,7 @@ pub fn builds_on_device(stats: &RowStats) -> bool {
     stats.nnz > 0
         && 4 * grid <= stats.nnz as u128
         && grid < i32::MAX as u128
-        && !crate::select::switched_off("TESSERA_TILE_DEVICE_BUILD")
+        && !crate::backend::switched_off("TESSERA_TILE_DEVICE_BUILD")
 }
 
 /// The format as [`build`] leaves it on the device.
