@@ -589,6 +589,11 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         val_ptr[tile_off[ngrid]] = val_off[ngrid];
         idx_ptr[tile_off[ngrid]] = idx_off[ngrid];
     }
+    // A Dns tile's values, staged per half (padded rows of 17: the half's writes of one row,
+    // 16 columns apart, fall in different banks), so that both its reads of the CSR (by row)
+    // and its writes of the column-major block are coalesced.
+    __shared__ T dns[TILE_BUILD_THREADS / 16][16 * 17];
+    T *stage = dns[threadIdx.x / 16];
     const int r = threadIdx.x & 15;
     const unsigned hmask = 0xffffu << (threadIdx.x & 16);
     const long long halves = (long long)gridDim.x * (blockDim.x / 16);
@@ -622,6 +627,11 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
             tile_put_byte(idx, ioff + rowpos, (unsigned)r);
         } else if (f == TILE_F_COL && ((colmask >> r) & 1u)) {
             tile_put_byte(idx, ioff + __popc(colmask & ((1u << r) - 1)), (unsigned)r);
+        }
+        if (f == TILE_F_DNS) {
+#pragma unroll
+            for (int c = 0; c < 16; ++c) stage[c * 17 + r] = T(0);
+            __syncwarp(hmask);
         }
         // The entries, one row q at a time, each lane every 16th (coalesced reads of the row
         // and writes of its value map).
@@ -669,8 +679,22 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
                     break;
                 }
                 value_slot[k] = voff + slot;
-                values[(unsigned long long)voff + slot] = tessera_ro_load(va + k);
+                const T v = tessera_ro_load(va + k);
+                if (f == TILE_F_DNS) {
+                    stage[c * 17 + q] = v;
+                } else {
+                    values[(unsigned long long)voff + slot] = v;
+                }
             }
+        }
+        if (f == TILE_F_DNS) {
+            // The block, column by column: lane r writes row r of each (coalesced).
+            __syncwarp(hmask);
+#pragma unroll
+            for (int c = 0; c < 16; ++c) {
+                values[(unsigned long long)voff + c * 16 + r] = stage[c * 17 + r];
+            }
+            __syncwarp(hmask);
         }
     }
 }
