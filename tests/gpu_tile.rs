@@ -114,15 +114,9 @@ fn tile_gpu_edge_cases_and_tile_shapes_match_the_f64_product_in_both_variants() 
 fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TileParams) {
     let dev = h.cuda().unwrap();
     let stream = h.cuda_stream();
-    let mut a = a64.convert::<T>();
+    let a = a64.convert::<T>();
     let stats = a.stats();
-    let csr = GpuCsr::upload(
-        dev,
-        stream,
-        &a,
-        tessera::methods::transpose::gpu_launch(&stats, dev.sm_count()),
-    )
-    .unwrap();
+    let csr = upload(h, &a);
     let req = Request {
         host: Some(&a),
         stats: &stats,
@@ -131,6 +125,39 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
     };
     let m = TileGpu::with_params(dev, stream, &csr, &req, p, "test").unwrap();
     let mut f = format::build(&a, &p).unwrap();
+    let what = format!("{name} {p}");
+    products_then_new_values(
+        h,
+        &what,
+        &a,
+        &csr,
+        &m,
+        Some(&mut f),
+        &[(1.0, 0.0), (-2.0, 0.5)],
+    );
+    assert_eq!(
+        m.deterministic(),
+        f.split_rows.is_empty() && f.deferred.is_none(),
+        "{name} {p}"
+    );
+}
+
+/// Two rounds of products of `m` (built for `a` on `csr`) against the f64 product, for each
+/// (alpha, beta) of `pairs` (y starts as NaN where beta is 0); the second round after new values
+/// reached `m` through its value map on the device. With `reference`, the host reference over
+/// the same arrays too (its values brought up to date as well).
+fn products_then_new_values<T: Scalar>(
+    h: &Handle,
+    what: &str,
+    a: &Csr<T>,
+    csr: &GpuCsr<T>,
+    m: &TileGpu<T>,
+    mut reference: Option<&mut format::Tiled<T>>,
+    pairs: &[(f64, f64)],
+) {
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let mut a = a.clone();
     let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
     for round in 0..2 {
         if round == 1 {
@@ -140,11 +167,13 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
                 .enumerate()
                 .for_each(|(k, v)| *v = T::from_f64(((k * 7) % 11) as f64 - 5.0));
             csr.upload_values(stream, a.values()).unwrap();
-            m.refresh_values(&csr, stream).unwrap();
-            f.update_values(&a);
+            m.refresh_values(csr, stream).unwrap();
+            if let Some(f) = reference.as_deref_mut() {
+                f.update_values(&a);
+            }
         }
         let a_seen = a.convert::<f64>();
-        for (alpha, beta) in [(1.0, 0.0), (-2.0, 0.5)] {
+        for &(alpha, beta) in pairs {
             let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
             let start = if beta == 0.0 {
                 vec![T::from_f64(f64::NAN); a.rows()]
@@ -154,7 +183,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
             let dx = DeviceVec::from_slice(dev, &x).unwrap();
             let dy = DeviceVec::from_slice(dev, &start).unwrap();
             m.spmv(
-                &csr,
+                csr,
                 stream,
                 T::from_f64(alpha),
                 dx.addr(),
@@ -162,13 +191,15 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
                 dy.addr(),
             )
             .unwrap();
-            let y_gpu = dy.to_vec(stream).unwrap();
-            let mut y_ref = start.clone();
-            reference::spmv(&f, T::from_f64(alpha), &x, T::from_f64(beta), &mut y_ref);
-            let what = format!("{name} {p} round {round}");
-            for (yy, who) in [(&y_gpu, "GPU"), (&y_ref, "reference")] {
+            let mut ys = vec![(dy.to_vec(stream).unwrap(), "GPU")];
+            if let Some(f) = reference.as_deref() {
+                let mut y_ref = start.clone();
+                reference::spmv(f, T::from_f64(alpha), &x, T::from_f64(beta), &mut y_ref);
+                ys.push((y_ref, "reference"));
+            }
+            for (yy, who) in &ys {
                 assert_product(
-                    &format!("{what} ({who})"),
+                    &format!("{what} round {round} ({who})"),
                     &a_seen,
                     Operation::NonTranspose,
                     alpha,
@@ -180,11 +211,6 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: TilePa
             }
         }
     }
-    assert_eq!(
-        m.deterministic(),
-        f.split_rows.is_empty() && f.deferred.is_none(),
-        "{name} {p}"
-    );
 }
 
 #[test]
@@ -429,41 +455,7 @@ fn device_build_vs_host<T: Scalar>(
         m.describe()
     );
     // Its product, then new values through its value map.
-    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
-    let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
-    let mut b = a.clone();
-    for round in 0..2 {
-        if round == 1 {
-            b.values_mut()
-                .iter_mut()
-                .enumerate()
-                .for_each(|(k, v)| *v = T::from_f64(((k * 7) % 11) as f64 - 5.0));
-            csr.upload_values(stream, b.values()).unwrap();
-            m.refresh_values(&csr, stream).unwrap();
-        }
-        let dx = DeviceVec::from_slice(dev, &x).unwrap();
-        let dy = DeviceVec::from_slice(dev, &y0).unwrap();
-        m.spmv(
-            &csr,
-            stream,
-            T::from_f64(-2.0),
-            dx.addr(),
-            T::from_f64(0.5),
-            dy.addr(),
-        )
-        .unwrap();
-        let y = dy.to_vec(stream).unwrap();
-        assert_product(
-            &format!("{what} round {round}"),
-            &b.convert::<f64>(),
-            Operation::NonTranspose,
-            -2.0,
-            &x,
-            0.5,
-            &y0,
-            &y,
-        );
-    }
+    products_then_new_values(h, &what, &a, &csr, &m, None, &[(-2.0, 0.5)]);
 }
 
 /// AUTO and TILE with TUNING_NONE on matrices kept on the device build TILE's format on the

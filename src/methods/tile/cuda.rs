@@ -51,32 +51,33 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
 }
 
 /// The deferred matrix on the device and HOLA ready to run it.
-struct DeferredGpu<T: Scalar> {
+pub(super) struct DeferredGpu<T: Scalar> {
     hola: HolaGpu<T>,
     csr: GpuCsr<T>,
 }
 
-/// One format in device memory.
-struct OnDevice<T: Scalar> {
-    params: TileParams,
-    rows: usize,
-    cols: usize,
-    nitems: usize,
-    nsplit: usize,
-    tile_values: usize,
-    item_row: DeviceBuffer,
-    item_start: DeviceBuffer,
-    tile_col: DeviceBuffer,
-    format: DeviceBuffer,
-    width: DeviceBuffer,
-    val_ptr: DeviceBuffer,
-    idx_ptr: DeviceBuffer,
-    idx: DeviceBuffer,
-    values: DeviceBuffer,
-    split_rows: DeviceBuffer,
-    value_slot: DeviceBuffer,
-    deferred: Option<DeferredGpu<T>>,
-    summary: String,
+/// One format in device memory (built from a host build's arrays, [`OnDevice::upload`], or on
+/// the device, [`device::build`]).
+pub(super) struct OnDevice<T: Scalar> {
+    pub(super) params: TileParams,
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) nitems: usize,
+    pub(super) nsplit: usize,
+    pub(super) tile_values: usize,
+    pub(super) item_row: DeviceBuffer,
+    pub(super) item_start: DeviceBuffer,
+    pub(super) tile_col: DeviceBuffer,
+    pub(super) format: DeviceBuffer,
+    pub(super) width: DeviceBuffer,
+    pub(super) val_ptr: DeviceBuffer,
+    pub(super) idx_ptr: DeviceBuffer,
+    pub(super) idx: DeviceBuffer,
+    pub(super) values: DeviceBuffer,
+    pub(super) split_rows: DeviceBuffer,
+    pub(super) value_slot: DeviceBuffer,
+    pub(super) deferred: Option<DeferredGpu<T>>,
+    pub(super) summary: String,
 }
 
 impl<T: Scalar> OnDevice<T> {
@@ -124,31 +125,6 @@ impl<T: Scalar> OnDevice<T> {
             deferred,
             summary: f.summary(),
         })
-    }
-
-    /// A format [`device::build`] left on the device (nothing deferred).
-    fn from_device(rows: usize, cols: usize, params: TileParams, b: device::Built) -> Self {
-        OnDevice {
-            params,
-            rows,
-            cols,
-            nitems: b.items,
-            nsplit: b.split,
-            tile_values: b.tile_values,
-            item_row: b.item_row,
-            item_start: b.item_start,
-            tile_col: b.tile_col,
-            format: b.format,
-            width: b.width,
-            val_ptr: b.val_ptr,
-            idx_ptr: b.idx_ptr,
-            idx: b.idx,
-            values: b.values,
-            split_rows: b.split_rows,
-            value_slot: b.value_slot,
-            deferred: None,
-            summary: b.census.with_work(b.items, b.split),
-        }
     }
 
     /// Exact device bytes of this format (the deferred CSR and HOLA's buffers included).
@@ -451,18 +427,12 @@ impl<T: Scalar> TileGpu<T> {
             return Err(Error::InvalidValue(format!("invalid TILE parameters {p}")));
         }
         let kernels = load::<T>(dev)?;
-        let Some(b) = device::build(dev, stream, csr, p, dev.sm_count())? else {
+        let Some((on, how)) = device::build(dev, stream, csr, p, dev.sm_count())? else {
             return Ok(None);
         };
-        let params = TileParams {
-            tbalance: b.tbalance,
-            ..p
-        };
-        let how = b.why.clone();
-        let on = OnDevice::from_device(csr.rows(), csr.cols(), params, b);
         Ok(Some(TileGpu {
             kernels,
-            text: format!("{params} ({why}; {how}); {}", on.summary),
+            text: format!("{} ({why}; {how}); {}", on.params, on.summary),
             on,
             dev: dev.clone(),
             _t: PhantomData,

@@ -12,6 +12,7 @@
 //! defers (TileSpMV_DeferredCOO above 1.8M non-zeros: COO tiles, HYB remainders), found by the
 //! census ([`build`] answers `None`).
 
+use super::cuda::OnDevice;
 use super::format::{too_big, Census};
 use super::params::{self, TileParams};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
@@ -34,7 +35,7 @@ const CENSUS_WORDS: usize = 15;
 /// The read-back: the census, the grid's three totals (stored tiles, values, index bytes), the
 /// tile rows' four (items and split rows at each tbalance).
 const RESULT_WORDS: usize = CENSUS_WORDS + 3 + 4;
-/// Format byte of a grid tile that stores nothing (TILE_NONE).
+/// The tile side.
 const TILE: usize = super::format::TILE;
 
 /// True when TILE's fixed rule builds on the device for a matrix of these statistics (kept
@@ -49,41 +50,18 @@ pub fn builds_on_device(stats: &RowStats) -> bool {
         && !crate::backend::switched_off("TESSERA_TILE_DEVICE_BUILD")
 }
 
-/// The format as [`build`] leaves it on the device.
-pub(super) struct Built {
-    pub tile_col: DeviceBuffer,
-    pub format: DeviceBuffer,
-    pub width: DeviceBuffer,
-    pub val_ptr: DeviceBuffer,
-    pub idx_ptr: DeviceBuffer,
-    pub idx: DeviceBuffer,
-    pub values: DeviceBuffer,
-    pub value_slot: DeviceBuffer,
-    pub item_row: DeviceBuffer,
-    pub item_start: DeviceBuffer,
-    pub split_rows: DeviceBuffer,
-    /// Work items, split tile rows, tile values.
-    pub items: usize,
-    pub split: usize,
-    pub tile_values: usize,
-    /// The tbalance used (the fixed rule's, or its small-grid value) and why.
-    pub tbalance: u32,
-    pub why: String,
-    pub census: Census,
-}
-
 /// Builds the format of `fixed` (the fixed rule's parameters) from `csr` on `stream`, with
 /// the fixed rule's tbalance for a device of `sm` SMs. Waits for the census's read-back, and
 /// returns once the device is done with the build's temporaries (their free waits for it,
 /// `DeviceBuffer`'s drop). `None` when the format would defer entries (built on the host
-/// instead).
+/// instead); else the format (with the tbalance used in its parameters) and how it was built.
 pub(super) fn build<T: Scalar>(
     dev: &Arc<Device>,
     stream: Stream,
     csr: &GpuCsr<T>,
     fixed: TileParams,
     sm: u32,
-) -> Result<Option<Built>> {
+) -> Result<Option<(OnDevice<T>, String)>> {
     let t0 = std::time::Instant::now();
     let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
     let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
@@ -290,23 +268,28 @@ pub(super) fn build<T: Scalar>(
         Some(w) => format!("built on the device; {w}"),
         None => "built on the device".to_string(),
     };
-    Ok(Some(Built {
-        tile_col,
-        format,
-        width,
-        val_ptr,
-        idx_ptr,
-        idx,
-        values,
-        value_slot,
-        item_row,
-        item_start,
-        split_rows,
-        items,
-        split,
-        tile_values,
-        tbalance,
-        why: how,
-        census,
-    }))
+    Ok(Some((
+        OnDevice {
+            params: TileParams { tbalance, ..fixed },
+            rows,
+            cols,
+            nitems: items,
+            nsplit: split,
+            tile_values,
+            item_row,
+            item_start,
+            tile_col,
+            format,
+            width,
+            val_ptr,
+            idx_ptr,
+            idx,
+            values,
+            split_rows,
+            value_slot,
+            deferred: None,
+            summary: census.with_work(items, split),
+        },
+        how,
+    )))
 }
