@@ -332,7 +332,7 @@ __device__ __forceinline__ void tile_lane_range(int rows, const int *__restrict_
 
 // One tile's shape and sizes, as format.rs's select, hyb_width and emit_tile compute them.
 struct TileSizes {
-    unsigned nnz, fmt, width, values, idx, deferred, stored;
+    unsigned nnz, fmt, width, values, idx, deferred;
 };
 
 // Called by the whole half with lane r's row count `cnt`, column mask and duplicate flag.
@@ -343,7 +343,7 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
     TileSizes s;
     s.nnz = tile_half_sum(hmask, cnt);
     s.fmt = TILE_NONE;
-    s.width = s.values = s.idx = s.deferred = s.stored = 0;
+    s.width = s.values = s.idx = s.deferred = 0;
     if (s.nnz == 0) {
         return s;
     }
@@ -380,7 +380,6 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
     } else {
         s.fmt = TILE_F_CSR;
     }
-    s.stored = s.nnz;
     switch (s.fmt) {
     case TILE_F_CSR:
         s.values = s.nnz;
@@ -391,7 +390,6 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
         s.idx = s.nnz;
         if (defer) {
             s.deferred = s.nnz;
-            s.stored = 0;
         }
         break;
     case TILE_F_ELL:
@@ -419,7 +417,6 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
         s.idx = 8 * best;
         if (defer) {
             s.deferred = best_coo;
-            s.stored = s.nnz - best_coo;
         } else {
             s.values += best_coo;
             s.idx += best_coo;
