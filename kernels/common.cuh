@@ -62,6 +62,43 @@ __device__ __forceinline__ void tessera_wait_primary() {
 #endif
 }
 
+// Exclusive scan of v over a block of kThreads threads (a multiple of 32, at most 1024; every
+// thread calls): returns the sum of v over the threads before this one, and *total the block's
+// sum. `warp_sums`: shared memory of kThreads / 32 + 1 words. Integer sums: the result does not
+// depend on the order. Ends with a barrier, so `warp_sums` may be reused at once.
+template <int kThreads>
+__device__ __forceinline__ unsigned long long tessera_block_scan(unsigned long long v,
+                                                                 unsigned long long *warp_sums,
+                                                                 unsigned long long *total) {
+    constexpr int kWarps = kThreads / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned long long inc = v;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned long long u = __shfl_up_sync(TESSERA_FULL_MASK, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        // The warps' sums, scanned by the first warp (kWarps <= 32).
+        const unsigned long long s = lane < kWarps ? warp_sums[lane] : 0ull;
+        unsigned long long w = s;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned long long u = __shfl_up_sync(TESSERA_FULL_MASK, w, o);
+            if (lane >= o) w += u;
+        }
+        if (lane < kWarps) warp_sums[lane] = w - s;
+        if (lane == 31) warp_sums[kWarps] = w;
+    }
+    __syncthreads();
+    const unsigned long long out = warp_sums[warp] + inc - v;
+    *total = warp_sums[kWarps];
+    __syncthreads();
+    return out;
+}
+
 // Instantiate M(type, suffix) for every value type tessera computes in.
 #define TESSERA_INSTANTIATE(M) M(float, f32) M(double, f64)
 

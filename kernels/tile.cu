@@ -326,7 +326,14 @@ __device__ __forceinline__ void tile_lane_range(int rows, const int *__restrict_
         const unsigned b = (unsigned)tessera_ro_load(rp + row);
         const unsigned e = (unsigned)tessera_ro_load(rp + row + 1);
         *lo = tile_lower_bound(ci, b, e, tc * 16);
-        *cnt = tile_lower_bound(ci, *lo, e, tc * 16 + 16) - *lo;
+        // The row has at most 16 entries in the tile unless it repeats a column: the end is
+        // found among the next 16 (cached lines), and past them only after a repeat.
+        const unsigned hi = e - *lo > 16 ? *lo + 16 : e;
+        const long long cend = tc * 16 + 16;
+        const unsigned end = hi < e && (long long)tessera_ro_load(ci + hi) < cend
+                                 ? tile_lower_bound(ci, hi, e, cend)
+                                 : tile_lower_bound(ci, *lo, hi, cend);
+        *cnt = end - *lo;
     }
 }
 
@@ -528,29 +535,45 @@ extern "C" __global__ void tile_rows_census(long long trows, long long tcols,
 }
 
 // The work items of tbalance `bal` (offsets item_off, split_off from tile_rows_census's
-// scanned counts): item_row, item_start (items + 1), split_rows.
+// scanned counts): item_row, item_start (items + 1), split_rows, as Tiled::set_tbalance cuts a
+// tile row of n stored tiles: one item when n <= bal, else items of bal tiles (the last one
+// shorter). A thread per grid tile (grid-stride): the first tile of a row writes an unsplit
+// row's item (rows without stored tiles included), a stored tile at a multiple of bal in a
+// split row the item it starts. Also zeroes the format's index words `idx` (tile_fill ORs its
+// bytes into them), so that the host queues no memset.
 extern "C" __global__ void tile_items(long long trows, long long tcols,
+                                      const unsigned char *__restrict__ gb,
                                       const unsigned *__restrict__ tile_off, unsigned bal,
                                       const unsigned *__restrict__ item_off,
                                       const unsigned *__restrict__ split_off,
                                       unsigned *__restrict__ item_row,
                                       unsigned *__restrict__ item_start,
-                                      unsigned *__restrict__ split_rows) {
-    const long long tr = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (tr == 0) item_start[0] = 0;
-    if (tr >= trows) return;
-    const unsigned s = tile_off[tr * tcols], e = tile_off[(tr + 1) * tcols];
-    unsigned i = item_off[tr];
-    if (e - s <= bal) {
-        item_row[i] = (unsigned)tr;
-        item_start[i + 1] = e;
-        return;
-    }
-    split_rows[split_off[tr]] = (unsigned)tr;
-    for (unsigned t = s; t < e; ++i) {
-        t = e - t > bal ? t + bal : e;
-        item_row[i] = (unsigned)tr | TILE_SPLIT;
-        item_start[i + 1] = t;
+                                      unsigned *__restrict__ split_rows,
+                                      unsigned *__restrict__ idx, long long idx_words) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long w = first; w < idx_words; w += stride) idx[w] = 0u;
+    if (first == 0) item_start[0] = 0;
+    const long long ngrid = trows * tcols;
+    for (long long t = first; t < ngrid; t += stride) {
+        const long long tr = t / tcols, tc = t % tcols;
+        const unsigned s = tile_off[tr * tcols], e = tile_off[(tr + 1) * tcols];
+        const unsigned i0 = item_off[tr];
+        if (e - s <= bal) {
+            if (tc == 0) {
+                item_row[i0] = (unsigned)tr;
+                item_start[i0 + 1] = e;
+            }
+            continue;
+        }
+        if (gb[t] == TILE_NONE) continue;
+        const unsigned k = tile_off[t] - s;
+        if (k == 0) split_rows[split_off[tr]] = (unsigned)tr;
+        if (k % bal == 0) {
+            const unsigned i = i0 + k / bal;
+            item_row[i] = (unsigned)tr | TILE_SPLIT;
+            item_start[i + 1] = e - (s + k) > bal ? s + k + bal : e;
+        }
     }
 }
 
@@ -566,8 +589,8 @@ __device__ __forceinline__ void tile_put_nibble(unsigned *__restrict__ words,
     tile_put_byte(words, base + (j >> 1), c << (4 * (j & 1)));
 }
 
-// gb, gf as tile_census left them, gf's three arrays scanned. `idx` as 32-bit words and
-// `values` zeroed by the host.
+// gb, gf as tile_census left them, gf's three arrays scanned. `idx` as 32-bit words zeroed
+// by tile_items; `values` not zeroed (each tile writes its whole range).
 template <typename T>
 __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long ngrid,
                                           const int *__restrict__ rp,
@@ -604,7 +627,9 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         const unsigned long long ioff = idx_off[t];
         unsigned lo, cnt;
         tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
-        const unsigned mask = tile_half_masks(hmask, r, ci, lo, cnt, c0);
+        // The column masks only for DnsCol (its index bytes and slots): the other formats
+        // place entries by row and position.
+        const unsigned mask = f == TILE_F_COL ? tile_half_masks(hmask, r, ci, lo, cnt, c0) : 0u;
         const unsigned rowoff = tile_half_exclusive(hmask, r, cnt);
         const unsigned over = cnt > w ? cnt - w : 0u;
         const unsigned coo_base = tile_half_exclusive(hmask, r, over);
@@ -628,6 +653,12 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         if (f == TILE_F_DNS) {
 #pragma unroll
             for (int c = 0; c < 16; ++c) stage[c * 17 + r] = T(0);
+            __syncwarp(hmask);
+        } else {
+            // The tile's padding slots are zero: the half zeroes its value range first (no
+            // memset of the whole array; Dns tiles write all 256 values from the stage).
+            const unsigned nv = val_off[t + 1] - voff;
+            for (unsigned j = r; j < nv; j += 16) values[(unsigned long long)voff + j] = T(0);
             __syncwarp(hmask);
         }
         // The entries, one row q at a time, each lane every 16th (coalesced reads of the row

@@ -526,3 +526,74 @@ fn tile_gpu_device_build_serves_auto_and_falls_back_to_the_host_for_deferred_ent
         common::gpu::checked_product(&h, &m, &ones, &format!("{spec:?} after update_values"), 5);
     }
 }
+
+/// The device scan under TILE's device build (`backend::cuda::scan`), both of its forms (one
+/// block up to `ONE_BLOCK_MAX` counts, three launches above), against the host's prefix sums:
+/// each field's offsets, its total modulo 2^32 at index n, and the exact u64 totals (counts up
+/// to 2^20, so the larger sums pass 2^32).
+#[test]
+fn device_scan_writes_the_host_prefix_sums_in_both_forms() {
+    use tessera::backend::cuda::scan::{exclusive_scan, workspace_bytes, ONE_BLOCK_MAX};
+    use tessera::backend::cuda::{copy_to_host, DeviceBuffer};
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let big = ONE_BLOCK_MAX;
+    for (n, fields) in [
+        (0, 1),
+        (1, 3),
+        (1023, 2),
+        (16_385, 3),
+        (big, 4),
+        (big + 1, 3),
+        (3 * big + 777, 2),
+    ] {
+        let counts: Vec<u32> = (0..fields * (n + 1))
+            .map(|i| match i % (n + 1) {
+                j if j == n => 0xdead_beef, // overwritten with the total
+                _ => (next() % (1 << 20)) as u32 * (next() % 3 != 0) as u32,
+            })
+            .collect();
+        let data = DeviceBuffer::alloc(dev, 4 * counts.len(), "scan test data").unwrap();
+        data.fill_from(stream, &counts).unwrap();
+        let totals = DeviceBuffer::alloc(dev, 8 * fields, "scan test totals").unwrap();
+        let work = DeviceBuffer::alloc(dev, workspace_bytes(n, fields), "scan test work").unwrap();
+        exclusive_scan(
+            dev,
+            stream,
+            (data.addr(), n, fields),
+            totals.addr(),
+            work.addr(),
+        )
+        .unwrap();
+        let mut got = vec![0u32; counts.len()];
+        copy_to_host(dev, stream, data.addr(), &mut got).unwrap();
+        let mut got_totals = vec![0u64; fields];
+        copy_to_host(dev, stream, totals.addr(), &mut got_totals).unwrap();
+        for f in 0..fields {
+            let field = &counts[f * (n + 1)..f * (n + 1) + n];
+            let mut run = 0u64;
+            for (j, &c) in field.iter().enumerate() {
+                assert_eq!(
+                    got[f * (n + 1) + j],
+                    run as u32,
+                    "n {n} field {f} index {j}"
+                );
+                run += c as u64;
+            }
+            assert_eq!(
+                got[f * (n + 1) + n],
+                run as u32,
+                "n {n} field {f}: the total"
+            );
+            assert_eq!(got_totals[f], run, "n {n} field {f}: the exact total");
+        }
+    }
+}

@@ -194,30 +194,36 @@ pub(super) fn build<T: Scalar>(
             ],
             "TILE's format (built on the device)",
         )?;
-    idx.zero(stream)?;
-    values.zero(stream)?;
     // The chosen tbalance's item and split offsets: rf's arrays 0, 1 (ta) or 2, 3 (tb).
     let pick = if tbalance == fixed.tbalance { 0 } else { 2 };
     let rf_at = |i: u64| rf.addr() + 4 * i * (trows as u64 + 1);
+    let idx_words = idx.bytes() / 4;
     let args = KernelArgs::new()
         .push(trows as i64)
         .push(tcols as i64)
+        .push(gb.addr())
         .push(gf.addr())
         .push(tbalance)
         .push(rf_at(pick))
         .push(rf_at(pick + 1))
         .push(item_row.addr())
         .push(item_start.addr())
-        .push(split_rows.addr());
-    // SAFETY: tile_items(long long trows, long long tcols, const unsigned* tile_off, unsigned
-    // bal, const unsigned* item_off, const unsigned* split_off, unsigned* item_row, unsigned*
-    // item_start, unsigned* split_rows): the scanned offsets of tile_rows_census at `bal`, whose
-    // totals sized item_row (items), item_start (items + 1) and split_rows (split).
+        .push(split_rows.addr())
+        .push(idx.addr())
+        .push(idx_words as i64);
+    // SAFETY: tile_items(long long trows, long long tcols, const unsigned char* gb, const
+    // unsigned* tile_off, unsigned bal, const unsigned* item_off, const unsigned* split_off,
+    // unsigned* item_row, unsigned* item_start, unsigned* split_rows, unsigned* idx, long long
+    // idx_words): gb as tile_census wrote it (ngrid formats), tile_off gf's first array scanned;
+    // the scanned offsets of tile_rows_census at `bal`, whose totals sized item_row (items),
+    // item_start (items + 1) and split_rows (split); idx holds idx_words u32. Grid-stride.
     unsafe {
         launch(
             dev,
             &m.function("tile_items")?,
-            trows.div_ceil(THREADS as usize).max(1),
+            grid.max(idx_words)
+                .div_ceil(THREADS as usize)
+                .clamp(1, 65_535),
             THREADS,
             stream,
             args,
@@ -244,7 +250,7 @@ pub(super) fn build<T: Scalar>(
     // int* ci, const T* va, const unsigned char* gb, const unsigned* gf, unsigned* tile_col,
     // unsigned char* fmt, unsigned char* width, unsigned* val_ptr, unsigned* idx_ptr, unsigned*
     // idx, T* values, unsigned* value_slot): gb and gf as tile_census and the scan left them,
-    // whose totals sized every output (idx rounded up to whole words, zeroed, as values are);
+    // whose totals sized every output (idx rounded up to whole words, zeroed by tile_items);
     // value_slot holds nnz u32; THREADS threads a block, grid-stride.
     unsafe {
         launch(
