@@ -424,55 +424,14 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
 // `data` holds `fields` arrays of n + 1 u32 each (field f at data + f * (n + 1)); each array's
 // first n values are counts, replaced by their exclusive prefix sums, and its value n by the
 // total (kept modulo 2^32 there: the exact totals, as u64, go to `totals[f]`, which the host
-// checks before it uses an offset). Up to UTIL_SCAN_ONE_MAX values per field, one launch:
-//   util_scan_one:    one block of UTIL_SCAN_ONE_THREADS threads walks each field in chunks of
-//                     UTIL_SCAN_ONE_THREADS * UTIL_SCAN_ONE_PER values, carrying the sum.
-// Above that, three:
+// checks before it uses an offset). Three launches (a single block walking the counts, tried in
+// session 24, took 52 us on TILE's 3 x 15,625 counts against 13 us for the three: one SM's
+// loads are too few):
 //   util_scan_sums:   block b sums its UTIL_SCAN_ITEMS values of each field into sums[b][f];
 //   util_scan_blocks: one block turns sums into exclusive block offsets, writes the totals;
 //   util_scan_apply:  block b scans its values again and adds its block's offset.
 // Blocks of UTIL_SCAN_THREADS threads, each taking UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS
 // consecutive values. Integer sums: the result does not depend on the order.
-#define UTIL_SCAN_ONE_THREADS 1024
-#define UTIL_SCAN_ONE_PER 16
-
-extern "C" __global__ void __launch_bounds__(UTIL_SCAN_ONE_THREADS)
-    util_scan_one(long long n, int fields, unsigned *__restrict__ data,
-                  unsigned long long *__restrict__ totals) {
-    __shared__ unsigned long long warp_sums[UTIL_SCAN_ONE_THREADS / 32 + 1];
-    for (int f = 0; f < fields; ++f) {
-        unsigned *d = data + (long long)f * (n + 1);
-        unsigned long long carry = 0;
-        for (long long base = 0; base < n; base += UTIL_SCAN_ONE_THREADS * UTIL_SCAN_ONE_PER) {
-            const long long first = base + (long long)threadIdx.x * UTIL_SCAN_ONE_PER;
-            unsigned v[UTIL_SCAN_ONE_PER];
-            unsigned long long s = 0;
-#pragma unroll
-            for (int j = 0; j < UTIL_SCAN_ONE_PER; ++j) {
-                v[j] = first + j < n ? d[first + j] : 0u;
-                s += v[j];
-            }
-            unsigned long long total;
-            unsigned long long run =
-                carry + tessera_block_scan<UTIL_SCAN_ONE_THREADS>(s, warp_sums, &total);
-#pragma unroll
-            for (int j = 0; j < UTIL_SCAN_ONE_PER; ++j) {
-                if (first + j < n) d[first + j] = (unsigned)run;
-                run += v[j];
-            }
-            carry += total;
-        }
-        if (threadIdx.x == 0) {
-            totals[f] = carry;
-            d[n] = (unsigned)carry;
-        }
-    }
-}
-
-#define UTIL_SCAN_THREADS 256
-#define UTIL_SCAN_ITEMS 1024
-#define UTIL_SCAN_PER (UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS)
-
 extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
     util_scan_sums(long long n, int fields, const unsigned *__restrict__ data,
                    unsigned long long *__restrict__ sums) {

@@ -11,30 +11,16 @@ use std::sync::Arc;
 const SCAN_THREADS: u32 = 256;
 /// Values per block (UTIL_SCAN_ITEMS in util.cu).
 const SCAN_ITEMS: usize = 1024;
-/// Threads of `util_scan_one`'s single block (UTIL_SCAN_ONE_THREADS in util.cu).
-const ONE_THREADS: u32 = 1024;
 
-/// Counts per field up to which [`exclusive_scan`] runs in one launch of one block
-/// (`util_scan_one`: UTIL_SCAN_ONE_THREADS x UTIL_SCAN_ONE_PER values a chunk, four chunks).
-/// Measured with ncu on an H200 (session 24, run A): each of the three launches of the larger
-/// form took 4-5 us on TILE's grid of 15,625 tiles, as long as the work of all three.
-pub const ONE_BLOCK_MAX: usize = 4 * 1024 * 16;
-
-/// Bytes of the workspace [`exclusive_scan`] needs for `fields` arrays of `n` counts (none
-/// when it runs in one block).
+/// Bytes of the workspace [`exclusive_scan`] needs for `fields` arrays of `n` counts.
 pub fn workspace_bytes(n: usize, fields: usize) -> usize {
-    if n <= ONE_BLOCK_MAX {
-        0
-    } else {
-        n.div_ceil(SCAN_ITEMS) * fields * 8
-    }
+    n.div_ceil(SCAN_ITEMS).max(1) * fields * 8
 }
 
 /// Replaces, on `stream`, each of `fields` arrays of `n + 1` u32 at `data` (field f at
 /// `data + 4 f (n + 1)`) by the exclusive prefix sums of its first `n` values, with its total
 /// (modulo 2^32) at index `n`; the exact totals, as u64, go to `totals` (`fields` words of
-/// device memory). `workspace`: [`workspace_bytes`] of device memory, for the block sums (0
-/// bytes, any address, up to [`ONE_BLOCK_MAX`] counts).
+/// device memory). `workspace`: [`workspace_bytes`] of device memory, for the block sums.
 /// Asynchronous; allocates nothing (a free of a temporary would wait for the device).
 pub fn exclusive_scan(
     dev: &Arc<Device>,
@@ -47,26 +33,6 @@ pub fn exclusive_scan(
         return Err(Error::Internal(format!("a scan of {fields} fields")));
     }
     let util = dev.module(&KernelSpec::new(&kernels::UTIL, &[])?)?;
-    if n <= ONE_BLOCK_MAX {
-        let args = KernelArgs::new()
-            .push(n as i64)
-            .push(fields as i32)
-            .push(data)
-            .push(totals);
-        // SAFETY: util_scan_one(long long n, int fields, unsigned* data, unsigned long long*
-        // totals): data holds fields arrays of n + 1 u32 and totals `fields` u64 (the caller's
-        // contract); one block of UTIL_SCAN_ONE_THREADS threads.
-        return unsafe {
-            launch(
-                dev,
-                &util.function("util_scan_one")?,
-                1,
-                ONE_THREADS,
-                stream,
-                args,
-            )
-        };
-    }
     let blocks = n.div_ceil(SCAN_ITEMS).max(1);
     let sums_fn = util.function("util_scan_sums")?;
     let blocks_fn = util.function("util_scan_blocks")?;
