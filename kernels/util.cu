@@ -432,6 +432,10 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
 //   util_scan_apply:  block b scans its values again and adds its block's offset.
 // Blocks of UTIL_SCAN_THREADS threads, each taking UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS
 // consecutive values. Integer sums: the result does not depend on the order.
+#define UTIL_SCAN_THREADS 256
+#define UTIL_SCAN_ITEMS 1024
+#define UTIL_SCAN_PER (UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS)
+
 extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
     util_scan_sums(long long n, int fields, const unsigned *__restrict__ data,
                    unsigned long long *__restrict__ sums) {
@@ -488,8 +492,8 @@ extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
             s += v[j];
         }
         unsigned long long total;
-        unsigned long long run =
-            sums[(long long)blockIdx.x * fields + f] + tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &total);
+        unsigned long long run = sums[(long long)blockIdx.x * fields + f] +
+                                 tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &total);
 #pragma unroll
         for (int j = 0; j < UTIL_SCAN_PER; ++j) {
             if (first + j < n) d[first + j] = (unsigned)run;
