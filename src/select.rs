@@ -285,7 +285,10 @@ pub enum BuildFrom {
 ///   two H200 machines, dense 2000²): started after 8 products, it cost the first 100 products
 ///   10-37 of HOLA's products beside it (0.96-1.06 of cuSPARSE's time at N = 100 against
 ///   1.01-1.11 started after 100 products, and 0.74-0.84 against 1.02-1.04 on the slower
-///   machine). 50, above both: a solve of 100 products runs without it.
+///   machine). 50, above both: a solve of 100 products runs without it. Session 24's cheaper
+///   build (about 150-250 us alone) did not change that (H200, run B: dense f32 at N = 100
+///   0.85-0.93 started after 8, 20 or 50 products, 1.02-1.04 after 100): beside the caller's
+///   launches its census starts 0.3-0.9 ms after the worker does (run E's traces).
 fn device_build_products(target: Algorithm) -> f64 {
     match target {
         Algorithm::Tile => 50.0,

@@ -192,15 +192,19 @@ fn pooled() -> bool {
     super::pool::enabled() && !AS_CALLER.with(|s| s.get())
 }
 
-/// Runs `f` with this thread's device allocations made stream-ordered on `stream`
-/// (`cuMemAllocAsync` from the device's default pool; `cuMemAlloc` where pools are not
-/// supported): what a background build's device half does. A `cuMemAlloc` of tens of MB holds
-/// the driver for 60-200 us, and every other thread's launch waits for it (session 20, run I:
-/// an empty kernel's launch took up to 196 us beside a 25 MiB cuMemAlloc, at most 21 us beside
-/// a cuMemAllocAsync of the same size), so a build beside the caller's products stalled them by
-/// as long. Each allocation waits for `stream` (on this thread only), so the memory is usable on
-/// any stream when `alloc` returns, as `cuMemAlloc`'s is; it is freed with `cuMemFree` as any
-/// other (which takes memory from `cuMemAllocAsync`).
+/// Runs `f` with this thread's device allocations made stream-ordered: from tessera's pool
+/// (`pool.rs`, on its own stream) when it is on, else with `cuMemAllocAsync` on `stream` from
+/// the device's default pool (`cuMemAlloc` where pools are not supported): what a background
+/// build's device half does. A `cuMemAlloc` of tens of MB holds the driver for 60-200 us, and
+/// every other thread's launch waits for it (session 20, run I: an empty kernel's launch took up
+/// to 196 us beside a 25 MiB cuMemAlloc, at most 21 us beside a cuMemAllocAsync of the same
+/// size), so a build beside the caller's products stalled them by as long. Tessera's pool keeps
+/// freed memory mapped; the default pool keeps none, and the first allocation of a build from it
+/// took 226-363 us beside the caller's launches (H200, session 24, run E: TILE's 222 KB of
+/// temporaries; the build's later 16 MB allocations 4-26 us). Each allocation is waited for on
+/// this thread only (the pool's stream, or `stream`), so the memory is usable on any stream when
+/// `alloc` returns, as `cuMemAlloc`'s is; it is freed with `cuMemFree` after a wait for the
+/// device (`DeviceBuffer`'s drop).
 pub fn allocating_on<R>(stream: Stream, f: impl FnOnce() -> R) -> R {
     let old = ALLOC_STREAM.with(|s| s.replace(Some(stream.0)));
     let r = f();
@@ -242,17 +246,21 @@ impl DeviceBuffer {
                 None => {
                     let t = std::time::Instant::now();
                     let on = ALLOC_STREAM.with(|s| s.get());
-                    let pool = match on {
-                        None if pooled() => dev
-                            .pool
+                    let pool = if pooled() {
+                        dev.pool
                             .get_or_init(|| super::pool::Pool::new(dev))
-                            .as_ref(),
-                        _ => None,
+                            .as_ref()
+                    } else {
+                        None
                     };
                     // SAFETY: context current; ptr is a valid out-pointer; `on` is the stream
                     // the caller of allocating_on named, in this context.
                     let r = match (on, pool) {
-                        (Some(s), _) => {
+                        (_, Some(pool)) => {
+                            ordered = true;
+                            pool.alloc(&mut ptr, bytes)
+                        }
+                        (Some(s), None) => {
                             match unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, Stream(s).raw()) }
                             {
                                 sys::CUresult::CUDA_ERROR_NOT_SUPPORTED => unsafe {
@@ -268,10 +276,6 @@ impl DeviceBuffer {
                                 r => r,
                             }
                         }
-                        (None, Some(pool)) => {
-                            ordered = true;
-                            pool.alloc(&mut ptr, bytes)
-                        }
                         // SAFETY: as above.
                         (None, None) => unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) },
                     };
@@ -279,8 +283,8 @@ impl DeviceBuffer {
                         format!(
                             "cuMemAlloc{} {bytes} bytes for {what}: {:.1} us",
                             match (on, pool) {
-                                (Some(_), _) => "Async",
-                                (None, Some(_)) => "FromPool",
+                                (_, Some(_)) => "FromPool",
+                                (Some(_), None) => "Async",
                                 (None, None) => "",
                             },
                             t.elapsed().as_secs_f64() * 1e6
