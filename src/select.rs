@@ -288,7 +288,7 @@ pub enum BuildFrom {
 ///   machine). 50, above both: a solve of 100 products runs without it. Session 24's cheaper
 ///   build (about 150-250 us alone) did not change that (H200, run B: dense f32 at N = 100
 ///   0.85-0.93 started after 8, 20 or 50 products, 1.02-1.04 after 100): beside the caller's
-///   launches its census starts 0.3-0.9 ms after the worker does (run E's traces).
+///   launches its census starts 0.14-0.9 ms after the worker does (runs E and F's traces).
 fn device_build_products(target: Algorithm) -> f64 {
     match target {
         Algorithm::Tile => 50.0,
