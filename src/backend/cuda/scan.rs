@@ -43,8 +43,9 @@ pub fn exclusive_scan(
         .push(data)
         .push(workspace);
     // SAFETY: util_scan_sums(long long n, int fields, const unsigned* data, unsigned long
-    // long* sums): data holds fields arrays of n + 1 u32 (the caller's contract); workspace (sums)
-    // holds blocks * fields u64 (workspace_bytes), one per block of UTIL_SCAN_ITEMS values and field.
+    // long* sums): data holds fields arrays of n + 1 u32 (the caller's contract); workspace
+    // (sums) holds blocks * fields u64 (workspace_bytes), one per block of UTIL_SCAN_ITEMS values
+    // and field.
     unsafe { launch(dev, &sums_fn, blocks, SCAN_THREADS, stream, args)? };
     let args = KernelArgs::new()
         .push(n as i64)
