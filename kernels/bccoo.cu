@@ -473,3 +473,341 @@ __device__ __forceinline__ void bccoo_combine(const T *__restrict__ tmp, long lo
         bccoo_combine<T>(tmp, stride, slices, rows, y, alpha, beta);                           \
     }
 TESSERA_INSTANTIATE(BCCOO_ENTRY)
+
+// ---------------------------------------------------------------------------------------------
+// The format built on the device (src/methods/bccoo/device.rs): the arrays format.rs builds on
+// the host for one slice (BCCOO, not BCCOO+), from tessera's int32 CSR (sorted rows,
+// duplicates kept). The shape is a launch argument here (bh <= 4 rows, bw = 1 << shift), so
+// these kernels are compiled once, in the 1x1 specialisation, which the build loads whatever
+// shape it builds.
+//   bccoo_facts:       the sampled block counts of every shape and the 1x1 column jumps that a
+//                      short delta cannot hold (format/facts.rs, same samples, same counts);
+//   bccoo_block_count: blocks per block row (format/blocking.rs's merge, duplicates opening a
+//                      new block at the same column; an empty block row has one block);
+//   (the counts scanned into each block row's first block: backend/cuda/scan.rs)
+//   bccoo_fill_<T>:    each block row's blocks again: column, zeroed values, then each entry's
+//                      value and value-map slot, at the block's stored (warp-transposed) place;
+//   bccoo_tiles_<T>:   one thread per thread tile, one block per workgroup: bit-flag words,
+//                      first-result entry, the delta column array (escapes counted), the padding
+//                      blocks, and the workgroup's flags (skip the scan, wait, publish).
+#if BCCOO_BW == 1 && BCCOO_BH == 1
+
+#define BCCOO_BUILD_THREADS 256
+
+// Stored position of logical block b for thread tiles of `tile` blocks (format.rs `position`).
+__device__ __forceinline__ unsigned long long bccoo_position(unsigned long long b, int tile) {
+    const unsigned long long t = b / (unsigned)tile, j = b % (unsigned)tile;
+    return (t >> 5) * 32ull * (unsigned)tile + j * 32ull + (t & 31ull);
+}
+
+// Sum over the block and one atomic per block into *out (every thread calls).
+__device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned long long *out) {
+    __shared__ unsigned long long s_sum;
+    if (threadIdx.x == 0) s_sum = 0;
+    __syncthreads();
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(TESSERA_FULL_MASK, v, o);
+    if ((threadIdx.x & 31) == 0 && v != 0) atomicAdd(&s_sum, v);
+    __syncthreads();
+    if (threadIdx.x == 0 && s_sum != 0) atomicAdd(out, s_sum);
+}
+
+// out[3 * (bh - 1) + w]: blocks of bh x (1 << w) among the sampled block rows of height bh
+// (the grid's 4 x bph blocks: bph per height; sampled block rows br = s * stride, s = 0, 1,
+// ...); out[12]: column jumps between consecutive 1x1 entries of the sampled rows (into the
+// next row too), out[13]: those a short delta cannot hold. `out` zeroed by the caller.
+extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
+    bccoo_facts(int rows, long long stride, long long bph, const int *__restrict__ rp,
+                const int *__restrict__ ci, unsigned long long *out) {
+    const int bh = (int)(blockIdx.x / bph) + 1;
+    const long long nbr = (rows + bh - 1) / bh;
+    const long long sampled = (nbr + stride - 1) / stride;
+    const long long s = (long long)(blockIdx.x % bph) * blockDim.x + threadIdx.x;
+    unsigned long long c0 = 0, c1 = 0, c2 = 0, jumps = 0, far = 0;
+    if (s < sampled) {
+        const long long br = s * stride;
+        const int r0 = (int)(br * bh);
+        const int r1 = min(r0 + bh, rows);
+        const int k0 = rp[r0], k1 = rp[r1];
+        if (k0 == k1) {
+            c0 = c1 = c2 = 1;
+        } else {
+            if (bh == 1) {
+                const int k2 = (r1 < rows && rp[r1 + 1] > rp[r1]) ? k1 + 1 : k1;
+                for (int k = k0; k + 1 < k2; ++k) {
+                    const long long d = (long long)ci[k + 1] - ci[k];
+                    ++jumps;
+                    if (d == -1 || d < -32767 || d > 32767) ++far;
+                }
+            }
+            int head[4], end[4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                head[i] = i < r1 - r0 ? rp[r0 + i] : 0;
+                end[i] = i < r1 - r0 ? rp[r0 + i + 1] : 0;
+            }
+            unsigned l0 = 0xffffffffu, l1 = 0xffffffffu, l2 = 0xffffffffu;
+            for (;;) {
+                // The smallest next column of the block row's rows (their merge, in order).
+                int best = -1;
+                unsigned c = 0xffffffffu;
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    if (head[i] < end[i]) {
+                        const unsigned ci_i = (unsigned)ci[head[i]];
+                        if (best < 0 || ci_i < c) {
+                            c = ci_i;
+                            best = i;
+                        }
+                    }
+                }
+                if (best < 0) break;
+#pragma unroll
+                for (int i = 0; i < 4; ++i) head[i] += i == best;
+                if (c != l0) ++c0, l0 = c;
+                if ((c >> 1) != l1) ++c1, l1 = c >> 1;
+                if ((c >> 2) != l2) ++c2, l2 = c >> 2;
+            }
+        }
+    }
+    unsigned long long *o = out + 3 * (bh - 1);
+    bccoo_block_add(c0, o);
+    bccoo_block_add(c1, o + 1);
+    bccoo_block_add(c2, o + 2);
+    if (bh == 1) {
+        bccoo_block_add(jumps, out + 12);
+        bccoo_block_add(far, out + 13);
+    }
+}
+
+// The blocks of block row br (rows r0 .. r0 + h), in format/blocking.rs's order: each step
+// opens one block at the smallest block column among the rows' next entries and takes every
+// row's entries in that column (a duplicate of an entry already in the block ends that row's
+// share). on_block(bc) is called as a block opens, on_entry(k, pos) for each entry (pos = i *
+// bw + column within the block). Returns the number of blocks opened.
+template <typename OnBlock, typename OnEntry>
+__device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
+                                               const int *__restrict__ ci, int r0, int h,
+                                               int shift, OnBlock on_block, OnEntry on_entry) {
+    const unsigned mask = (1u << shift) - 1u;
+    int head[4], end[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        head[i] = i < h ? rp[r0 + i] : 0;
+        end[i] = i < h ? rp[r0 + i + 1] : 0;
+    }
+    unsigned n = 0;
+    for (;;) {
+        unsigned bc = 0xffffffffu;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            if (head[i] < end[i]) bc = min(bc, (unsigned)ci[head[i]] >> shift);
+        }
+        if (bc == 0xffffffffu) break;
+        on_block(bc);
+        ++n;
+        unsigned occ = 0;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            while (head[i] < end[i]) {
+                const unsigned c = (unsigned)ci[head[i]];
+                const unsigned pos = ((unsigned)i << shift) + (c & mask);
+                if ((c >> shift) != bc || (occ >> pos) & 1u) break;
+                occ |= 1u << pos;
+                on_entry(head[i], pos);
+                ++head[i];
+            }
+        }
+    }
+    return n;
+}
+
+// count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh). Grid-stride.
+extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
+    bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
+                      const int *__restrict__ ci, unsigned *count) {
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
+        const int r0 = (int)(br * bh);
+        const unsigned n = bccoo_walk(
+            rp, ci, r0, min(bh, rows - r0), shift, [](unsigned) {}, [](int, unsigned) {});
+        count[br] = n > 0 ? n : 1u;
+    }
+}
+
+// Writes every block of block row br from its first block start[br] (the scanned counts):
+// its column (u16 when col16, else u32: the column array, or the delta mode's full array), its
+// bh x bw values zeroed and then its entries, and each entry's place in `values` into
+// value_slot. `padded`: blocks including the padding (each value array's length in blocks).
+template <typename T>
+__device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile, long long nbr,
+                                           long long padded, int col16,
+                                           const int *__restrict__ rp,
+                                           const int *__restrict__ ci,
+                                           const T *__restrict__ va,
+                                           const unsigned *__restrict__ start, void *col,
+                                           T *values, unsigned *value_slot) {
+    const int bw = 1 << shift;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
+        const int r0 = (int)(br * bh);
+        unsigned long long b = start[br];
+        unsigned long long p = 0;
+        auto open = [&](unsigned bc) {
+            p = bccoo_position(b, tile);
+            ++b;
+            if (col16) {
+                ((unsigned short *)col)[p] = (unsigned short)bc;
+            } else {
+                ((unsigned *)col)[p] = bc;
+            }
+            for (int i = 0; i < bh; ++i) {
+                for (int k = 0; k < bw; ++k) values[((i * padded + p) << shift) + k] = T(0);
+            }
+        };
+        auto put = [&](int k, unsigned pos) {
+            const unsigned long long dst =
+                (((pos >> shift) * padded + p) << shift) + (pos & (unsigned)(bw - 1));
+            values[dst] = va[k];
+            value_slot[k] = (unsigned)dst;
+        };
+        if (bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift, open, put) == 0) {
+            open(0u);  // an empty block row: one zero block at column 0 (format.rs)
+        }
+    }
+}
+
+// Thread t = blockIdx.x * wg + threadIdx.x of the format (blockDim.x = wg, gridDim.x = the
+// workgroups): its first-result entry (the block rows ending before its tile), its bit-flag
+// words (0 at each row stop, 1 elsewhere and in the padding), the padding blocks' columns and
+// values, and in delta mode (col_mode 2) its tile's column deltas from the full array the fill
+// wrote; thread 0 of each block writes its workgroup's flags. ends: the scanned counts, ends[i]
+// = start of block row i, ends[nbr] = blocks (a stop at ends[i + 1] - 1).
+template <typename T>
+__device__ __forceinline__ void bccoo_tiles(int tile, int word_bits, int col_mode, int bh,
+                                            int shift, long long blocks, long long nbr,
+                                            long long padded, const unsigned *__restrict__ ends,
+                                            unsigned char *bits, unsigned *res_entry, void *col,
+                                            unsigned *full, T *values,
+                                            unsigned char *wg_info,
+                                            unsigned long long *escapes) {
+    const int wg = blockDim.x;
+    const long long nwg = gridDim.x;
+    const long long t = (long long)blockIdx.x * wg + threadIdx.x;
+    const long long threads = nwg * wg;
+    const unsigned long long b0 = (unsigned long long)t * tile;
+    // Block rows whose stop lies before b0: the first i with ends[i + 1] > b0.
+    auto stops_before = [&](unsigned long long b) {
+        long long lo = 0, hi = nbr;
+        while (lo < hi) {
+            const long long mid = (lo + hi) >> 1;
+            if ((unsigned long long)ends[mid + 1] <= b) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    };
+    long long e = stops_before(b0);
+    const long long first = e;
+    res_entry[t] = (unsigned)first;
+    if (t == threads - 1) res_entry[threads] = (unsigned)nbr;
+    const int words = (tile + word_bits - 1) / word_bits;
+    const int wbytes = word_bits / 8;
+    const unsigned all = word_bits == 32 ? 0xffffffffu : (1u << word_bits) - 1u;
+    unsigned word = all;
+    unsigned long long esc = 0;
+    unsigned prev = 0;
+    const int bw = 1 << shift;
+    for (int j = 0; j < tile; ++j) {
+        const unsigned long long b = b0 + j;
+        const unsigned long long p = ((unsigned long long)t >> 5) * 32ull * tile + j * 32ull +
+                                     ((unsigned long long)t & 31ull);
+        if (e < nbr && (unsigned long long)ends[e + 1] - 1ull == b) {
+            word &= ~(1u << (j % word_bits));
+            ++e;
+        }
+        if ((long long)b >= blocks) {
+            // Padding: column 0, zero values (the flag stays 1).
+            if (col_mode == 0) {
+                ((unsigned short *)col)[p] = 0;
+            } else if (col_mode == 1) {
+                ((unsigned *)col)[p] = 0;
+            }
+            for (int i = 0; i < bh; ++i) {
+                for (int k = 0; k < bw; ++k) values[((i * padded + p) << shift) + k] = T(0);
+            }
+        }
+        if (col_mode == 2) {
+            // Segmented differences (format/arrays.rs): the first block of a tile, a true -1
+            // and a difference beyond a short are escapes (-1: read the full array).
+            const unsigned c = (long long)b < blocks ? full[p] : 0u;
+            if ((long long)b >= blocks) full[p] = 0;
+            const long long d = (long long)c - (long long)prev;
+            short v;
+            if (j == 0) {
+                v = -1;
+            } else if (d == -1 || d < -32767 || d > 32767) {
+                v = -1;
+                ++esc;
+            } else {
+                v = (short)d;
+            }
+            ((short *)col)[p] = v;
+            prev = c;
+        }
+        if ((j + 1) % word_bits == 0 || j + 1 == tile) {
+            const int q = j / word_bits;
+            const unsigned long long wi =
+                ((unsigned long long)t >> 5) * 32ull * words + q * 32ull + ((unsigned long long)t & 31ull);
+            if (wbytes == 1) {
+                bits[wi] = (unsigned char)word;
+            } else if (wbytes == 2) {
+                ((unsigned short *)bits)[wi] = (unsigned short)word;
+            } else {
+                ((unsigned *)bits)[wi] = word;
+            }
+            word = all;
+        }
+    }
+    // The workgroup's flags (Bccoo::wg_info): every tile has a stop; its last block continues
+    // into the next workgroup (publish), and the previous one's did (wait).
+    const int has_stop = e > first;
+    const int all_stop = __syncthreads_and(has_stop);
+    bccoo_block_add(esc, escapes);
+    if (threadIdx.x == 0) {
+        auto publishes = [&](long long w) {
+            const unsigned long long last = (unsigned long long)(w + 1) * wg * tile - 1ull;
+            if (w + 1 >= nwg || (long long)last >= blocks) return false;
+            // Not a stop: no block row's first block is last + 1.
+            const long long i = stops_before(last);
+            return !(i < nbr && (unsigned long long)ends[i + 1] - 1ull == last);
+        };
+        const long long w = blockIdx.x;
+        unsigned char f = all_stop ? BCCOO_SKIP_SCAN : 0;
+        if (w > 0 && publishes(w - 1)) f |= BCCOO_WAIT;
+        if (publishes(w)) f |= BCCOO_PUBLISH;
+        wg_info[w] = f;
+    }
+}
+
+#define BCCOO_BUILD_ENTRY(T, S)                                                                \
+    extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS) bccoo_fill_##S(          \
+        int rows, int bh, int shift, int tile, long long nbr, long long padded, int col16,     \
+        const int *__restrict__ rp, const int *__restrict__ ci, const T *__restrict__ va,      \
+        const unsigned *__restrict__ start, void *col, T *values, unsigned *value_slot) {      \
+        bccoo_fill<T>(rows, bh, shift, tile, nbr, padded, col16, rp, ci, va, start, col,       \
+                      values, value_slot);                                                     \
+    }                                                                                          \
+    extern "C" __global__ void __launch_bounds__(BCCOO_MAX_WG) bccoo_tiles_##S(                \
+        int tile, int word_bits, int col_mode, int bh, int shift, long long blocks,            \
+        long long nbr, long long padded, const unsigned *__restrict__ ends,                    \
+        unsigned char *bits, unsigned *res_entry, void *col, unsigned *full, T *values,        \
+        unsigned char *wg_info, unsigned long long *escapes) {                                 \
+        bccoo_tiles<T>(tile, word_bits, col_mode, bh, shift, blocks, nbr, padded, ends, bits,  \
+                       res_entry, col, full, values, wg_info, escapes);                        \
+    }
+TESSERA_INSTANTIATE(BCCOO_BUILD_ENTRY)
+
+#endif  // BCCOO_BW == 1 && BCCOO_BH == 1

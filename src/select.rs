@@ -191,8 +191,9 @@ pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
 /// A second heavy format to try after `first`, the one [`background_plan`] tries on a matrix the
 /// rule keeps over the CSR arrays ([`trial_candidate`]): BCCOO, whose `bh x 1` blocks carry one
 /// column index per block of rows (3D elasticity: three unknowns per node). Built after the
-/// first (from the host copy: thousands of products later, [`background_start_after`]) and
-/// swapped in once the first trial is over, then timed against the form that trial kept.
+/// first (on the device for a matrix kept there: 200 products; from a host copy thousands of
+/// products later, [`background_start_after`]) and swapped in once the first trial is over,
+/// then timed against the form that trial kept.
 /// Measured on the H100 (session 18's run D, per product, µs, f64 / f32): elasticity 24³ BCCOO
 /// 12.5 / 9.7 against BRC 24.0 / 9.9 and HOLA 20.3 / 15.1; 32³ 45.9 / 17.5 against the best
 /// other 37.9 / 28.2; 40³ 78.5 / 58.7 against 65.1 / 45.4; 48³ 100.0 / 66.8 against 112.0 /
@@ -289,9 +290,15 @@ pub enum BuildFrom {
 ///   build (about 150-250 us alone) did not change that (H200, run B: dense f32 at N = 100
 ///   0.85-0.93 started after 8, 20 or 50 products, 1.02-1.04 after 100): beside the caller's
 ///   launches its census starts 0.14-0.9 ms after the worker does (runs E and F's traces).
+/// - BCCOO's format (sampled facts and their read-back, the block count, the scan and its
+///   read-back, the fill and the tiles; about as many driver calls as TILE's, session 25): 20,
+///   between the two, not yet measured beside a caller's products. Its products are longer than
+///   TILE's on the matrices AUTO tries it on (3D elasticity: 12-170 us against TILE's 8 us on
+///   dense 2000²), so the same fixed cost is fewer of them.
 fn device_build_products(target: Algorithm) -> f64 {
     match target {
         Algorithm::Tile => 50.0,
+        Algorithm::Bccoo => 20.0,
         _ => 4.0,
     }
 }
@@ -308,7 +315,7 @@ fn device_build_products(target: Algorithm) -> f64 {
 /// for a matrix kept on the device without a host copy the CSR down as well ([`DEVICE_PER_LINK`]
 /// products per copy: 2,000 products for BRC from a host copy, 4,000 without one); a build on
 /// the device ([`BuildFrom::Device`]) moves no copies and costs `device_build_products`
-/// (40 products for BRC, 100 for TILE). The counts are independent of the matrix's size (a
+/// (40 products for BRC, 100 for TILE, 200 for BCCOO). The counts are independent of the matrix's size (a
 /// product reads the CSR once). `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
 pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
     if let Some(n) = std::env::var("TESSERA_BACKGROUND_AFTER")

@@ -320,3 +320,250 @@ fn bccoo_eight_streams_queueing_products_of_one_matrix_never_share_a_workspace_s
     m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
     common::gpu::queued_products_on_streams(&m, &a, &name, 8, 25);
 }
+
+/// Matrices for the device build: the edge cases, BCCOO's own, duplicates (a second entry at an
+/// occupied position opens a new block at the same column, in one row and across the rows of a
+/// block row), one of over 1M entries (the facts sample block rows at a stride above 1), and a
+/// matrix whose last block row is shorter than every block height.
+fn device_build_cases() -> Vec<(String, Csr<f64>)> {
+    let mut out = Vec::new();
+    for spec in EDGE_CASES
+        .iter()
+        .chain(BCCOO_EDGE_CASES)
+        .chain(&["gen:elasticity:12", "gen:random:1001,70000,9,3"])
+    {
+        let (name, a) = tessera::io::load(spec).unwrap();
+        out.push((name, a));
+    }
+    let mut t: Vec<(usize, usize, f64)> =
+        (0..40).map(|i| (i, (3 * i) % 37, 1.0 + i as f64)).collect();
+    t.extend([
+        (5, 7, 2.0),
+        (5, 7, -1.0),
+        (5, 7, 0.5),
+        (6, 7, 3.0),
+        (6, 8, 1.0),
+        (6, 8, 4.0),
+    ]);
+    out.push(("duplicates".into(), Csr::from_triplets(41, 37, &t).unwrap()));
+    out
+}
+
+/// The device's sampled facts count what the host's do, on every device-build matrix and on a
+/// matrix of over 1M entries (sampled block rows at a stride of 2).
+#[test]
+fn bccoo_device_facts_count_the_host_samples() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap();
+    let mut cases = device_build_cases();
+    let (name, big) = tessera::io::load("gen:elasticity:20").unwrap();
+    assert!(
+        format::sample_stride(big.nnz()) > 1,
+        "{name}: {}",
+        big.nnz()
+    );
+    cases.push((name, big));
+    for (name, a) in cases {
+        if a.nnz() == 0 {
+            continue;
+        }
+        let transpose = tessera::methods::transpose::gpu_launch(&a.stats(), dev.sm_count());
+        let csr = GpuCsr::upload(dev, h.cuda_stream(), &a, transpose).unwrap();
+        let d =
+            tessera::methods::bccoo::device::sampled_counts(dev, h.cuda_stream(), &csr).unwrap();
+        let host = format::sampled_counts(&a);
+        assert_eq!(d, host, "{name}");
+        let f = tessera::methods::bccoo::device::facts(dev, h.cuda_stream(), &csr).unwrap();
+        assert_eq!(
+            format!("{:?}", f),
+            format!("{:?}", format::facts(&a)),
+            "{name}"
+        );
+    }
+}
+
+/// The device build writes the arrays format.rs builds on the host (bit flags, columns in each
+/// mode, values, first-result entries, value map, workgroup flags, escapes), for every block
+/// shape, tiles of 8, 16 and 32 with each flag word, every workgroup size and both value types;
+/// then its product, and new values through its value map.
+#[test]
+fn bccoo_device_build_writes_the_host_builds_arrays() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let mut built = 0;
+    for (name, a64) in device_build_cases() {
+        if a64.nnz() == 0 {
+            continue;
+        }
+        let block_cols = |bw: u32| a64.cols().div_ceil(bw as usize);
+        let mut sets = Vec::new();
+        for (i, shape) in Shape::all().into_iter().enumerate() {
+            // Each shape with a tile, word size and workgroup size that rotate through the
+            // options, in every column mode the matrix allows.
+            let tile = [8u32, 16, 32][i % 3];
+            let word_bits = [8u32, 16, 32][(i / 3) % 3];
+            let wg = [64u32, 128, 256, 512][i % 4];
+            for col in [ColMode::U16, ColMode::U32, ColMode::Delta] {
+                if col == ColMode::U16 && block_cols(shape.bw) >= 65535 {
+                    continue;
+                }
+                if col != ColMode::Delta && i % 2 == 1 {
+                    continue;
+                }
+                sets.push(Params {
+                    format: FormatParams {
+                        shape,
+                        slices: 1,
+                        tile,
+                        word_bits,
+                        col,
+                    },
+                    wg,
+                    strategy: Strategy::ResultCache(2),
+                });
+            }
+        }
+        for (k, p) in sets.into_iter().enumerate() {
+            if k % 2 == 0 {
+                device_build_vs_host::<f64>(dev, stream, &name, &a64, p);
+            } else {
+                device_build_vs_host::<f32>(dev, stream, &name, &a64, p);
+            }
+            built += 1;
+        }
+    }
+    assert!(built > 200, "only {built} device builds");
+}
+
+fn device_build_vs_host<T: Scalar>(
+    dev: &std::sync::Arc<tessera::backend::cuda::Device>,
+    stream: Stream,
+    name: &str,
+    a64: &Csr<f64>,
+    p: Params,
+) {
+    let a = a64.convert::<T>();
+    let transpose = tessera::methods::transpose::gpu_launch(&a.stats(), dev.sm_count());
+    let csr = GpuCsr::upload(dev, stream, &a, transpose).unwrap();
+    let what = format!("{name} {p} {}", std::any::type_name::<T>());
+    let m = BccooGpu::built_on_device(dev, stream, &csr, p, "test").unwrap();
+    let f = format::build(&a, &p.format, p.wg as usize).unwrap();
+    let (d, info) = m.download(dev, stream).unwrap();
+    assert_eq!(d.blocks, f.blocks, "{what}: blocks");
+    assert_eq!(d.threads, f.threads, "{what}: threads");
+    assert_eq!(d.bits, f.bits, "{what}: bit flags");
+    assert_eq!(d.col, f.col, "{what}: columns");
+    assert_eq!(d.escapes, f.escapes, "{what}: escapes");
+    assert_eq!(d.res_entry, f.res_entry, "{what}: first-result entries");
+    assert_eq!(d.value_slot, f.value_slot, "{what}: value map");
+    assert!(d.values == f.values, "{what}: values");
+    assert_eq!(info, f.wg_info(p.wg as usize), "{what}: workgroup flags");
+    assert_eq!(d, f, "{what}");
+    let text = m.describe();
+    assert!(
+        text.contains("built on the device")
+            && text.contains(&tessera::methods::bccoo::describe_format(&f, p.wg as usize)),
+        "{what}: {text}"
+    );
+    // Its product, then new values through its value map on the device.
+    let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
+    let dx = DeviceVec::from_slice(dev, &x).unwrap();
+    let mut a = a;
+    for round in 0..2 {
+        if round == 1 {
+            a.values_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(k, v)| *v = T::from_f64(((k * 7) % 11) as f64 - 5.0));
+            csr.upload_values(stream, a.values()).unwrap();
+            m.refresh_values(&csr, stream).unwrap();
+        }
+        let y0: Vec<T> = x_for(a.rows(), 5).into_iter().map(T::from_f64).collect();
+        let dy = DeviceVec::from_slice(dev, &y0).unwrap();
+        m.spmv(
+            &csr,
+            stream,
+            T::from_f64(-2.0),
+            dx.addr(),
+            T::from_f64(0.5),
+            dy.addr(),
+        )
+        .unwrap();
+        let y = dy.to_vec(stream).unwrap();
+        assert_product(
+            &format!("{what} round {round}"),
+            &a.convert::<f64>(),
+            Operation::NonTranspose,
+            -2.0,
+            &x,
+            0.5,
+            &y0,
+            &y,
+        );
+    }
+}
+
+/// BCCOO named with TUNING_NONE on a matrix kept on the device builds its fixed rule on the
+/// device (no host copy) with the parameters the host's facts give; AUTO's second trial on a
+/// large matrix of even rows longer than 32 builds it on the device too. Products and
+/// update_values.
+#[test]
+fn bccoo_device_build_serves_named_bccoo_and_auto() {
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap();
+    let (name, a) = tessera::io::load("gen:elasticity:10").unwrap();
+    let mut m = common::gpu::device_matrix(&h, &a);
+    m.analyze(&h, Algorithm::Bccoo, Tuning::None).unwrap();
+    let info = m.info();
+    assert_eq!(info.algorithm, Algorithm::Bccoo);
+    assert!(
+        info.params.contains("built on the device"),
+        "{}",
+        info.params
+    );
+    let fixed = tessera::methods::bccoo::params::fixed_rule(&format::facts(&a), dev.sm_count());
+    assert!(
+        info.params.starts_with(&fixed.to_string()),
+        "{} / {fixed}",
+        info.params
+    );
+    assert!(!m.has_host_copy(), "{name}: nothing was downloaded");
+    common::gpu::checked_product(&h, &m, &a, "named BCCOO built on the device", 1);
+    let doubled: Vec<f64> = a.values().iter().map(|v| 2.0 * v).collect();
+    m.update_values(&h, &doubled).unwrap();
+    let mut b = a.clone();
+    b.set_values_from_input(&doubled).unwrap();
+    common::gpu::checked_product(&h, &m, &b, "named BCCOO after update_values", 2);
+
+    // AUTO: BRC tried first on elasticity's rows of 81, then BCCOO, both built on the device.
+    let (name, big) = tessera::io::load("gen:elasticity:24").unwrap();
+    let stats = big.stats();
+    assert_eq!(
+        tessera::select::then_try(&stats, Algorithm::Brc),
+        Some(Algorithm::Bccoo),
+        "{name}"
+    );
+    assert!(!tessera::methods::needs_host_csr(
+        Algorithm::Bccoo,
+        Tuning::None,
+        &stats
+    ));
+    let mut auto = common::gpu::device_matrix(&h, &big);
+    auto.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    common::gpu::checked_product(&h, &auto, &big, "AUTO before the builds", 3);
+    auto.finish_background(&h).unwrap();
+    for seed in 4..40 {
+        // The trials run on the products.
+        common::gpu::checked_product(&h, &auto, &big, "AUTO during the trials", seed);
+    }
+    assert!(!auto.has_host_copy(), "{name}: AUTO downloaded the CSR");
+    let info = auto.info();
+    if info.algorithm == Algorithm::Bccoo {
+        assert!(
+            info.params.contains("built on the device"),
+            "{}",
+            info.params
+        );
+    }
+}

@@ -85,14 +85,15 @@ impl<'a, T> Request<'a, T> {
 ///
 /// BRC with TUNING_NONE builds its format on the device when its rows are all about as long
 /// (`brc::cuda::builds_on_device`), TILE when its tile grid is small beside its non-zeros
-/// (`tile::device::builds_on_device`: every matrix AUTO gives TILE): no host copy either.
+/// (`tile::device::builds_on_device`: every matrix AUTO gives TILE), BCCOO for any matrix with
+/// non-zeros (`bccoo::device::builds_on_device`): no host copy either.
 pub fn needs_host_csr(alg: Algorithm, tuning: Tuning, stats: &RowStats) -> bool {
     match alg {
         Algorithm::CsrVector | Algorithm::Hola => false,
         Algorithm::Auto => matches!(tuning, Tuning::Quick | Tuning::Exhaustive),
         Algorithm::Brc => tuning != Tuning::None || !brc::cuda::builds_on_device(stats),
         Algorithm::Tile => tuning != Tuning::None || !tile::device::builds_on_device(stats),
-        _ => true,
+        Algorithm::Bccoo => tuning != Tuning::None || !bccoo::device::builds_on_device(stats),
     }
 }
 

@@ -15,9 +15,9 @@
 //! graph keeps the slot it was captured with: replaying it concurrently with other products of
 //! the same matrix is not ordered.
 
-use super::describe_format;
 use super::format::{self, Bccoo, Blocked, ColArrays};
 use super::params::{self, FormatParams, MatrixFacts, Params, Shape, Stage, WG_VALUES};
+use super::{describe_format, describe_sizes, device};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
@@ -71,6 +71,9 @@ struct OnDevice {
     cols: usize,
     nnz: usize,
     threads: usize,
+    /// Logical blocks (before padding), and delta escapes beyond the first block of each tile.
+    blocks: usize,
+    escapes: usize,
     out_len: usize,
     slice_stride: usize,
     bits: DeviceBuffer,
@@ -99,14 +102,39 @@ struct OnDevice {
     ring: SlotRing,
 }
 
-impl OnDevice {
+/// A format's arrays on the device, however they were built (uploaded from format.rs's
+/// [`Bccoo`], or built on the device by `device.rs`), before the workspace.
+pub(super) struct Arrays {
+    pub params: FormatParams,
+    pub rows: usize,
+    pub cols: usize,
+    pub nnz: usize,
+    /// Block rows per slice.
+    pub block_rows: usize,
+    pub blocks: usize,
+    pub threads: usize,
+    pub escapes: usize,
+    pub bits: DeviceBuffer,
+    pub col: DeviceBuffer,
+    /// The delta mode's full column array (empty otherwise).
+    pub col_full: DeviceBuffer,
+    pub values: DeviceBuffer,
+    pub res_entry: DeviceBuffer,
+    /// The value map (empty when the format's values are never updated: the tuner's
+    /// candidates).
+    pub slot: DeviceBuffer,
+    /// (workgroup size, its wg_info).
+    pub info: Vec<(u32, DeviceBuffer)>,
+}
+
+impl Arrays {
+    /// `f` uploaded, with per-workgroup flags for each of `wgs` that divides its threads.
     fn upload<T: Scalar>(
         dev: &Arc<Device>,
         stream: Stream,
         f: &Bccoo<T>,
         wgs: &[u32],
         with_slot: bool,
-        slots: usize,
     ) -> Result<Self> {
         let (col, col_full) = match &f.col {
             ColArrays::U16(v) => (
@@ -123,51 +151,24 @@ impl OnDevice {
             ),
         };
         let mut info = Vec::new();
-        let mut min_wg = usize::MAX;
         for &wg in wgs {
             if f.threads % wg as usize != 0 {
                 continue;
             }
-            min_wg = min_wg.min(wg as usize);
             info.push((
                 wg,
                 DeviceBuffer::from_slice(dev, stream, &f.wg_info(wg as usize), "BCCOO wg flags")?,
             ));
         }
-        let nwg = if min_wg == usize::MAX {
-            0
-        } else {
-            f.threads / min_wg
-        };
-        let slots = slots.max(1);
-        let sync = DeviceBuffer::from_slice(
-            dev,
-            stream,
-            &vec![0u32; slots * (1 + nwg)],
-            "BCCOO adjacent-synchronisation flags",
-        )?;
-        let carry = DeviceBuffer::alloc(
-            dev,
-            slots * nwg * f.params.shape.bh as usize * std::mem::size_of::<T>(),
-            "BCCOO Grp_sum",
-        )?;
-        let tmp_one = if f.params.slices > 1 {
-            f.out_len() * std::mem::size_of::<T>()
-        } else {
-            0
-        };
-        let tmp_slots = TMP_RING_BYTES
-            .checked_div(tmp_one)
-            .map_or(1, |n| n.clamp(1, slots));
-        let tmp = DeviceBuffer::alloc(dev, tmp_slots * tmp_one, "BCCOO+ temporary buffer")?;
-        Ok(OnDevice {
+        Ok(Arrays {
             params: f.params,
             rows: f.rows,
             cols: f.cols,
             nnz: f.nnz,
+            block_rows: f.block_rows,
+            blocks: f.blocks,
             threads: f.threads,
-            out_len: f.out_len(),
-            slice_stride: f.slice_stride(),
+            escapes: f.escapes,
             bits: DeviceBuffer::from_slice(dev, stream, &f.bits, "BCCOO bit flags")?,
             col,
             col_full,
@@ -184,6 +185,79 @@ impl OnDevice {
                 DeviceBuffer::alloc(dev, 0, "")?
             },
             info,
+        })
+    }
+}
+
+impl OnDevice {
+    fn upload<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        f: &Bccoo<T>,
+        wgs: &[u32],
+        with_slot: bool,
+        slots: usize,
+    ) -> Result<Self> {
+        let a = Arrays::upload(dev, stream, f, wgs, with_slot)?;
+        Self::with_workspace::<T>(dev, stream, a, slots)
+    }
+
+    /// `a` with the workspace of `slots` products in flight (zeroed flags, Grp_sum, BCCOO+'s
+    /// temporary buffers) for the smallest of its workgroup sizes.
+    fn with_workspace<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        a: Arrays,
+        slots: usize,
+    ) -> Result<Self> {
+        let min_wg = a.info.iter().map(|(w, _)| *w as usize).min();
+        let nwg = min_wg.map_or(0, |w| a.threads / w);
+        let slots = slots.max(1);
+        // Zeroed by a copy that is waited for: products on any stream find it zero.
+        let sync = DeviceBuffer::from_slice(
+            dev,
+            stream,
+            &vec![0u32; slots * (1 + nwg)],
+            "BCCOO adjacent-synchronisation flags",
+        )?;
+        let bh = a.params.shape.bh as usize;
+        let carry = DeviceBuffer::alloc(
+            dev,
+            slots * nwg * bh * std::mem::size_of::<T>(),
+            "BCCOO Grp_sum",
+        )?;
+        let slice_stride = a.block_rows * bh;
+        let out_len = if a.params.slices == 1 {
+            a.rows
+        } else {
+            a.params.slices as usize * slice_stride
+        };
+        let tmp_one = if a.params.slices > 1 {
+            out_len * std::mem::size_of::<T>()
+        } else {
+            0
+        };
+        let tmp_slots = TMP_RING_BYTES
+            .checked_div(tmp_one)
+            .map_or(1, |n| n.clamp(1, slots));
+        let tmp = DeviceBuffer::alloc(dev, tmp_slots * tmp_one, "BCCOO+ temporary buffer")?;
+        Ok(OnDevice {
+            params: a.params,
+            rows: a.rows,
+            cols: a.cols,
+            nnz: a.nnz,
+            threads: a.threads,
+            blocks: a.blocks,
+            escapes: a.escapes,
+            out_len,
+            slice_stride,
+            bits: a.bits,
+            col: a.col,
+            col_full: a.col_full,
+            values: a.values,
+            res_entry: a.res_entry,
+            slot: a.slot,
+            info: a.info,
             sync,
             carry,
             tmp,
@@ -364,13 +438,29 @@ impl<T: Scalar> std::fmt::Debug for BccooGpu<T> {
 
 impl<T: Scalar> BccooGpu<T> {
     /// Chooses the parameters (fixed rule, or by timing with `tuning`; ONLINE is treated as
-    /// QUICK), builds the format on the host, uploads it and loads its kernel.
+    /// QUICK), builds the format on the host, uploads it and loads its kernel. With
+    /// TUNING_NONE for a matrix kept on the device (no host copy), the facts, the fixed rule's
+    /// format and its workgroup flags are built on the device from `csr` (`device.rs`), or,
+    /// where that does not apply (int64 indices, no non-zeros), on the host from a downloaded
+    /// CSR.
     pub fn prepare(
         dev: &Arc<Device>,
         stream: Stream,
-        _csr: &GpuCsr<T>,
+        csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
+        if req.tuning == Tuning::None && req.host.is_none() {
+            let how = format!("fixed rule for {} SMs", dev.sm_count());
+            if !csr.index64() && device::builds_on_device(req.stats) {
+                let facts = device::facts(dev, stream, csr)?;
+                let p = params::fixed_rule(&facts, dev.sm_count());
+                return Self::built_on_device(dev, stream, csr, p, &how);
+            }
+            let host = csr.download(stream)?;
+            let facts = format::facts(&host);
+            let p = params::fixed_rule(&facts, dev.sm_count());
+            return Self::finish(dev, stream, &host, p, &format!("{how}; built on the host"));
+        }
         let (csr_host, tuning) = (req.csr()?, req.tuning);
         let facts = format::facts(csr_host);
         let fixed = params::fixed_rule(&facts, dev.sm_count());
@@ -432,6 +522,83 @@ impl<T: Scalar> BccooGpu<T> {
             )));
         }
         Self::finish(dev, stream, csr_host, p, "given")
+    }
+
+    /// BCCOO with `p` (one slice) built on the device from `csr` (int32 indices, some
+    /// non-zeros: [`device::builds_on_device`]); `how` (how `p` was chosen) goes into
+    /// describe(). Waits for the build.
+    #[doc(hidden)]
+    pub fn built_on_device(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        p: Params,
+        how: &str,
+    ) -> Result<Self> {
+        let a = device::build(dev, stream, csr, &p)?;
+        let text = format!(
+            "{p} ({how}; built on the device); {}",
+            describe_sizes::<T>(&a.params, a.rows, a.nnz, a.blocks, a.threads, a.escapes, p.wg)
+        );
+        let format = OnDevice::with_workspace::<T>(dev, stream, a, WORKSPACE_RING)?;
+        Ok(BccooGpu {
+            kernels: load::<T>(dev, p.format.shape)?,
+            format,
+            params: p,
+            text,
+            _t: PhantomData,
+        })
+    }
+
+    /// The format's arrays as they are on the device (waits for `stream`), as format.rs's
+    /// [`Bccoo`], and the per-workgroup flags of the workgroup size in use: tests compare a
+    /// device build with format.rs's.
+    #[doc(hidden)]
+    pub fn download(&self, dev: &Device, stream: Stream) -> Result<(Bccoo<T>, Vec<u8>)> {
+        let on = &self.format;
+        fn get<U: Copy + Default>(
+            dev: &Device,
+            stream: Stream,
+            b: &DeviceBuffer,
+        ) -> Result<Vec<U>> {
+            let mut v = vec![U::default(); b.bytes() / std::mem::size_of::<U>()];
+            crate::backend::cuda::copy_to_host(dev, stream, b.addr(), &mut v)?;
+            Ok(v)
+        }
+        let col = match on.params.col {
+            params::ColMode::U16 => ColArrays::U16(get(dev, stream, &on.col)?),
+            params::ColMode::U32 => ColArrays::U32(get(dev, stream, &on.col)?),
+            params::ColMode::Delta => ColArrays::Delta {
+                delta: get(dev, stream, &on.col)?,
+                full: get(dev, stream, &on.col_full)?,
+            },
+        };
+        let mut values = vec![T::ZERO; on.values.bytes() / std::mem::size_of::<T>()];
+        crate::backend::cuda::copy_to_host(dev, stream, on.values.addr(), &mut values)?;
+        let info = on
+            .info
+            .iter()
+            .find(|(w, _)| *w == self.params.wg)
+            .map(|(_, b)| get(dev, stream, b))
+            .transpose()?
+            .unwrap_or_default();
+        let f = Bccoo {
+            params: on.params,
+            rows: on.rows,
+            cols: on.cols,
+            nnz: on.nnz,
+            block_rows: on.slice_stride / on.params.shape.bh as usize,
+            slice_width: on.cols,
+            blocks: on.blocks,
+            threads: on.threads,
+            bits: get(dev, stream, &on.bits)?,
+            col,
+            values,
+            res_entry: get(dev, stream, &on.res_entry)?,
+            value_slot: get(dev, stream, &on.slot)?,
+            escapes: on.escapes,
+        };
+        Ok((f, info))
     }
 
     fn finish(

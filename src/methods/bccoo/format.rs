@@ -56,9 +56,9 @@ pub(crate) mod tests;
 
 pub use arrays::layout;
 pub use blocking::{block, Blocked};
-pub use facts::facts;
+pub use facts::{facts, sample_stride, sampled_block_rows, sampled_counts, SampledCounts};
 
-use super::params::{FormatParams, WARP};
+use super::params::{ColMode, FormatParams, WARP};
 use crate::csr::Csr;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -169,6 +169,28 @@ pub fn build<T: Scalar>(a: &Csr<T>, fp: &FormatParams, pad_threads: usize) -> Re
     arrays::layout_with(a, &blk, slot, fp, pad_threads)
 }
 
+/// [`Bccoo::traffic_bytes`] from the format's sizes: `threads` thread tiles of `fp`'s, values of
+/// `val_bytes`, `escapes` delta escapes beyond the tiles' first blocks.
+pub fn traffic_bytes(
+    fp: &FormatParams,
+    threads: usize,
+    val_bytes: usize,
+    escapes: usize,
+    wg: usize,
+) -> usize {
+    let padded = threads * fp.tile as usize;
+    let cols = match fp.col {
+        ColMode::U16 => padded * 2,
+        ColMode::U32 => padded * 4,
+        ColMode::Delta => padded * 2 + (threads + escapes) * 4,
+    };
+    padded * fp.shape.area() * val_bytes
+        + threads * fp.words_per_thread() * (fp.word_bits as usize / 8)
+        + cols
+        + (threads + 1) * 4
+        + threads / wg.max(1)
+}
+
 impl<T: Scalar> Bccoo<T> {
     /// Blocks including the padding: threads x tile.
     pub fn padded_blocks(&self) -> usize {
@@ -255,16 +277,13 @@ impl<T: Scalar> Bccoo<T> {
     /// indices (2 bytes per block when compressed, plus 4 per escape), first-result entries,
     /// one info byte per workgroup of `wg` threads. x and y are not included.
     pub fn traffic_bytes(&self, wg: usize) -> usize {
-        let cols = match &self.col {
-            ColArrays::U16(v) => v.len() * 2,
-            ColArrays::U32(v) => v.len() * 4,
-            ColArrays::Delta { delta, .. } => delta.len() * 2 + (self.threads + self.escapes) * 4,
-        };
-        self.values.len() * std::mem::size_of::<T>()
-            + self.bits.len()
-            + cols
-            + self.res_entry.len() * 4
-            + self.threads / wg.max(1)
+        traffic_bytes(
+            &self.params,
+            self.threads,
+            std::mem::size_of::<T>(),
+            self.escapes,
+            wg,
+        )
     }
 
     /// Bit flags in logical block order (0 = row stop), padding included: Figure 3's array

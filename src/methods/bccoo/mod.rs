@@ -13,6 +13,9 @@
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
 pub mod cuda;
+// The device build's launches: CUDA code, as cuda.rs.
+#[allow(unsafe_code)]
+pub mod device;
 pub mod format;
 pub mod host;
 /// The kernel file and the values each of its defines may take.
@@ -34,16 +37,32 @@ pub fn csr_matrix_bytes(rows: usize, nnz: usize, val_bytes: usize) -> usize {
 
 /// The format part of `describe()`: bytes per product against CSR (the paper's Table 3
 /// analogue) and the blocks' fill.
-pub(crate) fn describe_format<T: Scalar>(f: &format::Bccoo<T>, wg: usize) -> String {
-    let bytes = f.traffic_bytes(wg);
-    let csr = csr_matrix_bytes(f.rows, f.nnz, std::mem::size_of::<T>());
-    let area = f.params.shape.area();
+pub fn describe_format<T: Scalar>(f: &format::Bccoo<T>, wg: usize) -> String {
+    describe_sizes::<T>(
+        &f.params, f.rows, f.nnz, f.blocks, f.threads, f.escapes, wg as u32,
+    )
+}
+
+/// [`describe_format`] from the format's sizes (a format built on the device).
+pub(crate) fn describe_sizes<T: Scalar>(
+    fp: &params::FormatParams,
+    rows: usize,
+    nnz: usize,
+    blocks: usize,
+    threads: usize,
+    escapes: usize,
+    wg: u32,
+) -> String {
+    let val_bytes = std::mem::size_of::<T>();
+    let bytes = format::traffic_bytes(fp, threads, val_bytes, escapes, wg as usize);
+    let csr = csr_matrix_bytes(rows, nnz, val_bytes);
+    let area = fp.shape.area();
     format!(
         "format {:.3} MB/product = {:.3}x CSR's {:.3} MB; {} blocks, fill {:.0}%",
         bytes as f64 / 1e6,
         bytes as f64 / csr.max(1) as f64,
         csr as f64 / 1e6,
-        f.blocks,
-        100.0 * f.nnz as f64 / (f.blocks * area).max(1) as f64
+        blocks,
+        100.0 * nnz as f64 / (blocks * area).max(1) as f64
     )
 }

@@ -1,0 +1,321 @@
+//! BCCOO's format built on the device from the device CSR (`kernels/bccoo.cu`, "The format built
+//! on the device"): the arrays format.rs builds on the host (its oracle: the tests compare every
+//! array), without the copies a host build makes over the host link (the CSR down for a matrix
+//! kept on the device, the format up), which made AUTO start BCCOO's build only after 4,000
+//! products (`select::background_start_after`).
+//!
+//! The steps, on one stream: the sampled facts of every block shape (format/facts.rs's samples,
+//! counted by `bccoo_facts`) and their read-back, the fixed rule on the host; then the blocks of
+//! every block row counted, scanned into each block row's first block, one read-back of the
+//! total (the allocation sizes), the fill (columns, values, value map) and the tiles (bit flags,
+//! first-result entries, column deltas, padding, per-workgroup flags). BCCOO only: BCCOO+'s
+//! slices (never the fixed rule's) are built on the host.
+
+use super::cuda::Arrays;
+use super::format::{self, SampledCounts};
+use super::params::{self, ColMode, MatrixFacts, Params};
+use crate::backend::cuda::csr::{suffix, GpuCsr};
+use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
+use crate::backend::cuda::{copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use crate::backend::trace;
+use crate::csr::RowStats;
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::sync::Arc;
+
+/// Threads per block of the facts, count and fill kernels (BCCOO_BUILD_THREADS in bccoo.cu).
+const THREADS: u32 = 256;
+/// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
+const FACT_WORDS: usize = 14;
+/// Blocks of the grid-stride count and fill kernels, at most.
+const MAX_GRID: usize = 1 << 16;
+
+/// True when BCCOO's fixed rule builds on the device for a matrix of these statistics (kept on
+/// the device in int32 arrays: the caller checks that): some non-zeros, whose value map's
+/// 32-bit slots the host build also requires. `TESSERA_BCCOO_DEVICE_BUILD=0` builds on the host.
+pub fn builds_on_device(stats: &RowStats) -> bool {
+    stats.nnz > 0
+        && stats.nnz <= u32::MAX as usize
+        && stats.rows < i32::MAX as usize
+        && !crate::backend::switched_off("TESSERA_BCCOO_DEVICE_BUILD")
+}
+
+/// The kernels of the device build: compiled in the 1x1 specialisation only (bccoo.cu).
+fn module(dev: &Arc<Device>) -> Result<Arc<crate::backend::cuda::Module>> {
+    dev.module(&KernelSpec::new(&params::KERNELS, &[1, 1])?)
+}
+
+/// The facts the fixed rule starts from (format/facts.rs's [`format::facts`], the same
+/// samples counted by `bccoo_facts`), for `csr`'s values of `T`. Waits for the read-back.
+pub fn facts<T: Scalar>(dev: &Arc<Device>, stream: Stream, csr: &GpuCsr<T>) -> Result<MatrixFacts> {
+    let counts = sampled_counts(dev, stream, csr)?;
+    Ok(counts.facts(csr.rows(), csr.cols(), csr.nnz(), std::mem::size_of::<T>()))
+}
+
+/// The counts behind [`facts`], as the device counted them (tests compare them with
+/// [`format::sampled_counts`]).
+#[doc(hidden)]
+pub fn sampled_counts<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+) -> Result<SampledCounts> {
+    let (rows, nnz) = (csr.rows(), csr.nnz());
+    if rows == 0 || csr.index64() {
+        return Err(Error::Internal(format!(
+            "BCCOO's device facts of a {rows}-row matrix{}",
+            if csr.index64() {
+                " with int64 indices"
+            } else {
+                ""
+            }
+        )));
+    }
+    let stride = format::sample_stride(nnz);
+    let m = module(dev)?;
+    let out = DeviceBuffer::zeroed(dev, stream, 8 * FACT_WORDS, "BCCOO's sampled facts")?;
+    let (rp, ci, _) = csr.arrays();
+    // Blocks per height: enough for the most sampled block rows (height 1).
+    let bph = format::sampled_block_rows(rows, 1, stride)
+        .div_ceil(THREADS as usize)
+        .max(1);
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(stride as i64)
+        .push(bph as i64)
+        .push(rp)
+        .push(ci)
+        .push(out.addr());
+    // SAFETY: bccoo_facts(int rows, long long stride, long long bph, const int* rp, const int*
+    // ci, unsigned long long* out): rp, ci are tessera's sound int32 CSR of `rows` rows (sorted
+    // rows); out holds FACT_WORDS zeroed u64; 4 * bph blocks, bph per block height, one thread
+    // per sampled block row of the tallest count (height 1), the others idle beyond their own.
+    unsafe {
+        launch(
+            dev,
+            &m.function("bccoo_facts")?,
+            4 * bph,
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    let mut r = [0u64; FACT_WORDS];
+    copy_to_host(dev, stream, out.addr(), &mut r)?;
+    let mut c = SampledCounts::default();
+    for (bh, row) in c.blocks.iter_mut().enumerate() {
+        row.copy_from_slice(&r[3 * bh..3 * bh + 3]);
+    }
+    c.jumps = r[12];
+    c.far = r[13];
+    Ok(c)
+}
+
+/// Builds the format of `p` (one slice; its workgroup size pads the threads and sizes the
+/// per-workgroup flags) from `csr` on `stream`. Waits for the count's read-back and, at the
+/// end, for the build (the escapes' read-back); returns the arrays and the number of blocks.
+pub(super) fn build<T: Scalar>(
+    dev: &Arc<Device>,
+    stream: Stream,
+    csr: &GpuCsr<T>,
+    p: &Params,
+) -> Result<Arrays> {
+    let t0 = std::time::Instant::now();
+    let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
+    let fp = p.format;
+    let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
+    let (bw, bh) = (fp.shape.bw as usize, fp.shape.bh as usize);
+    let block_cols = cols.div_ceil(bw);
+    if !p.is_valid()
+        || fp.slices != 1
+        || (fp.col == ColMode::U16 && block_cols >= params::U16_BLOCK_COLS)
+        || csr.index64()
+        || nnz == 0
+        || rows >= i32::MAX as usize
+    {
+        return Err(Error::Internal(format!(
+            "BCCOO's device build of {p} for a {rows} x {cols} matrix of {nnz} entries{}",
+            if csr.index64() {
+                " (int64 indices)"
+            } else {
+                ""
+            }
+        )));
+    }
+    let m = module(dev)?;
+    let shift = bw.trailing_zeros() as i32;
+    let area = bw * bh;
+    let nbr = rows.div_ceil(bh);
+    let (rp, ci, va) = csr.arrays();
+    let [start, res, work] = DeviceBuffer::alloc_parts(
+        dev,
+        [4 * (nbr + 1), 16, workspace_bytes(nbr, 1)],
+        "BCCOO's device build (blocks per block row, totals, scan workspace)",
+    )?;
+    res.zero(stream)?;
+    let grid = nbr.div_ceil(THREADS as usize).clamp(1, MAX_GRID);
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(bh as i32)
+        .push(shift)
+        .push(nbr as i64)
+        .push(rp)
+        .push(ci)
+        .push(start.addr());
+    // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
+    // const int* ci, unsigned* count): rp, ci are tessera's sound int32 CSR of `rows` rows
+    // (sorted rows); count (start) holds nbr + 1 u32; grid-stride over the nbr block rows.
+    unsafe {
+        launch(
+            dev,
+            &m.function("bccoo_block_count")?,
+            grid,
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    exclusive_scan(dev, stream, (start.addr(), nbr, 1), res.addr(), work.addr())?;
+    let queued = us(t0);
+    // The value map's size is known before the count reports: allocated while it runs.
+    let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "BCCOO's value map (built on the device)")?;
+    let mut total = [0u64; 1];
+    copy_to_host(dev, stream, res.addr(), &mut total)?;
+    let read = us(t0);
+    let blocks = total[0] as usize;
+    let (tile, wg) = (fp.tile as usize, p.wg as usize);
+    let threads = blocks.div_ceil(tile).div_ceil(wg) * wg;
+    let padded = threads * tile;
+    if padded * area > u32::MAX as usize {
+        return Err(Error::NotSupported(format!(
+            "BCCOO with {padded} blocks of {area} values and tile {tile} needs {} value slots, more than 32-bit slots address",
+            padded * area
+        )));
+    }
+    let vsz = std::mem::size_of::<T>();
+    let words = fp.words_per_thread();
+    let wbytes = fp.word_bits as usize / 8;
+    let nwg = threads / wg;
+    let (col_bytes, full_bytes) = match fp.col {
+        ColMode::U16 => (2 * padded, 0),
+        ColMode::U32 => (4 * padded, 0),
+        ColMode::Delta => (2 * padded, 4 * padded),
+    };
+    let [values, bits, col, col_full, res_entry, info] = DeviceBuffer::alloc_parts(
+        dev,
+        [
+            vsz * padded * area,
+            threads * words * wbytes,
+            col_bytes,
+            full_bytes,
+            4 * (threads + 1),
+            nwg,
+        ],
+        "BCCOO's format (built on the device)",
+    )?;
+    // The fill writes the u32 columns into the delta mode's full array, which the tiles turn
+    // into deltas.
+    let fill_col = if fp.col == ColMode::Delta {
+        col_full.addr()
+    } else {
+        col.addr()
+    };
+    let args = KernelArgs::new()
+        .push(rows as i32)
+        .push(bh as i32)
+        .push(shift)
+        .push(tile as i32)
+        .push(nbr as i64)
+        .push(padded as i64)
+        .push(i32::from(fp.col == ColMode::U16))
+        .push(rp)
+        .push(ci)
+        .push(va)
+        .push(start.addr())
+        .push(fill_col)
+        .push(values.addr())
+        .push(value_slot.addr());
+    // SAFETY: bccoo_fill_<T>(int rows, int bh, int shift, int tile, long long nbr, long long
+    // padded, int col16, const int* rp, const int* ci, const T* va, const unsigned* start,
+    // void* col, T* values, unsigned* value_slot): the CSR as above with its values; start the
+    // scanned counts (nbr + 1), whose total sized `padded` (threads * tile >= blocks); col
+    // holds padded u16 (col16) or u32, values bh * padded * bw of T, value_slot nnz u32.
+    // Grid-stride over the block rows.
+    unsafe {
+        launch(
+            dev,
+            &m.function(&format!("bccoo_fill_{}", suffix::<T>()))?,
+            grid,
+            THREADS,
+            stream,
+            args,
+        )?
+    };
+    let col_mode = match fp.col {
+        ColMode::U16 => 0,
+        ColMode::U32 => 1,
+        ColMode::Delta => 2,
+    };
+    let args = KernelArgs::new()
+        .push(tile as i32)
+        .push(fp.word_bits as i32)
+        .push(col_mode)
+        .push(bh as i32)
+        .push(shift)
+        .push(blocks as i64)
+        .push(nbr as i64)
+        .push(padded as i64)
+        .push(start.addr())
+        .push(bits.addr())
+        .push(res_entry.addr())
+        .push(col.addr())
+        .push(col_full.addr())
+        .push(values.addr())
+        .push(info.addr())
+        .push(res.addr() + 8);
+    // SAFETY: bccoo_tiles_<T>(int tile, int word_bits, int col_mode, int bh, int shift, long
+    // long blocks, long long nbr, long long padded, const unsigned* ends, unsigned char* bits,
+    // unsigned* res_entry, void* col, unsigned* full, T* values, unsigned char* wg_info,
+    // unsigned long long* escapes): nwg blocks of wg threads = `threads` format threads of
+    // `tile` blocks; bits holds threads * words words of word_bits, res_entry threads + 1 u32,
+    // col padded u16 / u32 / i16 (col_mode), full padded u32 in delta mode (the fill wrote the
+    // real blocks' columns there), values as the fill's, wg_info nwg bytes, escapes one zeroed
+    // u64 (res's second word); ends is start, the scanned counts.
+    unsafe {
+        launch(
+            dev,
+            &m.function(&format!("bccoo_tiles_{}", suffix::<T>()))?,
+            nwg,
+            p.wg,
+            stream,
+            args,
+        )?
+    };
+    let filled = us(t0);
+    let mut esc = [0u64; 1];
+    copy_to_host(dev, stream, res.addr() + 8, &mut esc)?;
+    trace(2, || {
+        format!(
+            "BCCOO's device build of {nbr} block rows: count and scan queued at {queued:.1} us, read back at {read:.1} us, fill and tiles queued at {filled:.1} us, done at {:.1} us",
+            us(t0)
+        )
+    });
+    Ok(Arrays {
+        params: fp,
+        rows,
+        cols,
+        nnz,
+        block_rows: nbr,
+        blocks,
+        threads,
+        escapes: esc[0] as usize,
+        bits,
+        col,
+        col_full,
+        values,
+        res_entry,
+        slot: value_slot,
+        info: vec![(p.wg, info)],
+    })
+}
