@@ -483,22 +483,18 @@ TESSERA_INSTANTIATE(BCCOO_ENTRY)
 //   bccoo_facts:       the sampled block counts of every shape and the 1x1 column jumps that a
 //                      short delta cannot hold (format/facts.rs, same samples, same counts);
 //   bccoo_block_count: blocks per block row (format/blocking.rs's merge, duplicates opening a
-//                      new block at the same column; an empty block row has one block);
+//                      new block at the same column; an empty block row has one block), and
+//                      each entry's block within its block row;
 //   (the counts scanned into each block row's first block: backend/cuda/scan.rs)
-//   bccoo_fill_<T>:    each block row's blocks again: column, zeroed values, then each entry's
-//                      value and value-map slot, at the block's stored (warp-transposed) place;
-//   bccoo_tiles_<T>:   one thread per thread tile, one block per workgroup: bit-flag words,
-//                      first-result entry, the delta column array (escapes counted), the padding
-//                      blocks, and the workgroup's flags (skip the scan, wait, publish).
+//   bccoo_fill_<T>:    one block per warp group of thread tiles, whose blocks are stored
+//                      together: values, columns (or deltas) and value map, staged in shared
+//                      memory and written out coalesced;
+//   bccoo_tiles:       one thread per thread tile, one block per workgroup: bit-flag words,
+//                      first-result entry, and the workgroup's flags (skip the scan, wait,
+//                      publish).
 #if BCCOO_BW == 1 && BCCOO_BH == 1
 
 #define BCCOO_BUILD_THREADS 256
-
-// Stored position of logical block b for thread tiles of `tile` blocks (format.rs `position`).
-__device__ __forceinline__ unsigned long long bccoo_position(unsigned long long b, int tile) {
-    const unsigned long long t = b / (unsigned)tile, j = b % (unsigned)tile;
-    return (t >> 5) * 32ull * (unsigned)tile + j * 32ull + (t & 31ull);
-}
 
 // Sum over the block and one atomic per block into *out (every thread calls).
 __device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned long long *out) {
@@ -583,12 +579,12 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
 // The blocks of block row br (rows r0 .. r0 + h), in format/blocking.rs's order: each step
 // opens one block at the smallest block column among the rows' next entries and takes every
 // row's entries in that column (a duplicate of an entry already in the block ends that row's
-// share). on_block(bc) is called as a block opens, on_entry(k, pos) for each entry (pos = i *
-// bw + column within the block). Returns the number of blocks opened.
-template <typename OnBlock, typename OnEntry>
+// share). Calls on_entry(k, n) for each entry k of the block row's n-th block (from 0), and
+// returns the number of blocks (0 for an empty block row).
+template <typename OnEntry>
 __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
                                                const int *__restrict__ ci, int r0, int h,
-                                               int shift, OnBlock on_block, OnEntry on_entry) {
+                                               int shift, OnEntry on_entry) {
     const unsigned mask = (1u << shift) - 1u;
     int head[4], end[4];
 #pragma unroll
@@ -604,8 +600,6 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
             if (head[i] < end[i]) bc = min(bc, (unsigned)ci[head[i]] >> shift);
         }
         if (bc == 0xffffffffu) break;
-        on_block(bc);
-        ++n;
         unsigned occ = 0;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -614,102 +608,217 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
                 const unsigned pos = ((unsigned)i << shift) + (c & mask);
                 if ((c >> shift) != bc || (occ >> pos) & 1u) break;
                 occ |= 1u << pos;
-                on_entry(head[i], pos);
+                on_entry(head[i], n);
                 ++head[i];
             }
         }
+        ++n;
     }
     return n;
 }
 
-// count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh). Grid-stride.
+// count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh), and lid[k] = the
+// block of its block row that entry k falls in (non-decreasing along each row). Grid-stride.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
-                      const int *__restrict__ ci, unsigned *count) {
+                      const int *__restrict__ ci, unsigned *count, unsigned *lid) {
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
         const int r0 = (int)(br * bh);
-        const unsigned n = bccoo_walk(
-            rp, ci, r0, min(bh, rows - r0), shift, [](unsigned) {}, [](int, unsigned) {});
+        const unsigned n = bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift,
+                                      [&](int k, unsigned b) { lid[k] = b; });
         count[br] = n > 0 ? n : 1u;
     }
 }
 
-// Writes every block of block row br from its first block start[br] (the scanned counts):
-// its column (u16 when col16, else u32: the column array, or the delta mode's full array), its
-// bh x bw values zeroed and then its entries, and each entry's place in `values` into
-// value_slot. `padded`: blocks including the padding (each value array's length in blocks).
-template <typename T>
-__device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile, long long nbr,
-                                           long long padded, int col16,
-                                           const int *__restrict__ rp,
-                                           const int *__restrict__ ci,
-                                           const T *__restrict__ va,
-                                           const unsigned *__restrict__ start, void *col,
-                                           T *values, unsigned *value_slot) {
-    const int bw = 1 << shift;
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
-        const int r0 = (int)(br * bh);
-        unsigned long long b = start[br];
-        unsigned long long p = 0;
-        auto open = [&](unsigned bc) {
-            p = bccoo_position(b, tile);
-            ++b;
-            if (col16) {
-                ((unsigned short *)col)[p] = (unsigned short)bc;
-            } else {
-                ((unsigned *)col)[p] = bc;
-            }
-            for (int i = 0; i < bh; ++i) {
-                for (int k = 0; k < bw; ++k) values[((i * padded + p) << shift) + k] = T(0);
-            }
-        };
-        auto put = [&](int k, unsigned pos) {
-            const unsigned long long dst =
-                (((pos >> shift) * padded + p) << shift) + (pos & (unsigned)(bw - 1));
-            values[dst] = va[k];
-            value_slot[k] = (unsigned)dst;
-        };
-        if (bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift, open, put) == 0) {
-            open(0u);  // an empty block row: one zero block at column 0 (format.rs)
+// First k in [lo, hi) with lid[k] >= v (lid non-decreasing there), else hi.
+__device__ __forceinline__ long long bccoo_first_at_least(const unsigned *__restrict__ lid,
+                                                         long long lo, long long hi,
+                                                         unsigned long long v) {
+    while (lo < hi) {
+        const long long mid = (lo + hi) >> 1;
+        if ((unsigned long long)lid[mid] < v) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
     }
+    return lo;
+}
+
+// The first i in [0, nbr) with ends[i + 1] > b: the block row holding block b (ends = the
+// scanned counts, ends[nbr] = blocks), or nbr.
+__device__ __forceinline__ long long bccoo_row_of_block(const unsigned *__restrict__ ends,
+                                                       long long nbr, unsigned long long b) {
+    long long lo = 0, hi = nbr;
+    while (lo < hi) {
+        const long long mid = (lo + hi) >> 1;
+        if ((unsigned long long)ends[mid + 1] <= b) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+// One block per warp group g: the 32 thread tiles g * 32 .. g * 32 + 31, whose blocks
+// [B0, B0 + 32 tile) are stored together (the warp-wide transpose: block j of tile t at
+// (t / 32) * 32 * tile + j * 32 + t % 32, a contiguous range per value array). The block stages
+// them in shared memory, `js` block positions j per lane at a time (js * 32 blocks: the host
+// sizes js to the shared memory), zeroed: each entry of the block rows overlapping the range
+// (found from lid, its block within its block row: only the overlapping part of the first and
+// last block rows is read) goes to its block's staged values, its block column to the staged
+// columns, and its place in `values` to value_slot; then the stage is written out coalesced:
+// values, and the columns as u16 / u32 (col_mode 0 / 1) or, in delta mode (2), full and the
+// segmented differences (format/arrays.rs: the first block of a tile, a true -1 and a
+// difference beyond a short are escapes, counted into *escapes). Padding blocks (b >= blocks)
+// and empty block rows' blocks come out as zero values at column 0.
+template <typename T>
+__device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile, int js,
+                                           long long nbr, long long blocks, long long padded,
+                                           int col_mode, const int *__restrict__ rp,
+                                           const int *__restrict__ ci,
+                                           const T *__restrict__ va,
+                                           const unsigned *__restrict__ start,
+                                           const unsigned *__restrict__ lid, void *col,
+                                           unsigned *full, T *values, unsigned *value_slot,
+                                           unsigned long long *escapes) {
+    extern __shared__ __align__(16) unsigned char bccoo_stage[];
+    __shared__ long long s_rs[9], s_re[9];
+    __shared__ int s_nr, s_rlo, s_rhi;
+    const int bw = 1 << shift;
+    const unsigned mask = (unsigned)bw - 1u;
+    const unsigned long long g = blockIdx.x;
+    const unsigned long long B0 = g * 32ull * (unsigned)tile;
+    const unsigned long long B1 = min(B0 + 32ull * (unsigned)tile, (unsigned long long)blocks);
+    if (threadIdx.x == 0) {
+        // The entry ranges whose blocks may fall in [B0, B1): the first and last block rows'
+        // rows narrowed by lid, the block rows between them whole.
+        int nr = 0, rlo = 0, rhi = 0;
+        if (B0 < B1) {
+            const long long lo = bccoo_row_of_block(start, nbr, B0);
+            const long long hi = bccoo_row_of_block(start, nbr, B1 - 1);
+            rlo = (int)(lo * bh);
+            rhi = (int)min((hi + 1) * bh, (long long)rows);
+            for (int e = 0; e < 2; ++e) {
+                const long long br = e == 0 ? lo : hi;
+                if (e == 1 && hi == lo) break;
+                const unsigned long long s0 = start[br];
+                const unsigned long long from = B0 > s0 ? B0 - s0 : 0ull;
+                const unsigned long long to = B1 - s0;  // > from: the block row meets the range
+                const int r0 = (int)(br * bh), r1 = (int)min((br + 1) * bh, (long long)rows);
+                for (int r = r0; r < r1; ++r) {
+                    const long long k0 = bccoo_first_at_least(lid, rp[r], rp[r + 1], from);
+                    const long long k1 = bccoo_first_at_least(lid, k0, rp[r + 1], to);
+                    if (k1 > k0) s_rs[nr] = k0, s_re[nr] = k1, ++nr;
+                }
+            }
+            if (hi > lo + 1) {
+                s_rs[nr] = rp[(lo + 1) * bh];
+                s_re[nr] = rp[hi * bh];
+                if (s_re[nr] > s_rs[nr]) ++nr;
+            }
+        }
+        s_nr = nr;
+        s_rlo = rlo;
+        s_rhi = rhi;
+    }
+    __syncthreads();
+    const int nr = s_nr, rlo = s_rlo, rhi = s_rhi;
+    long long total = 0;
+    for (int q = 0; q < nr; ++q) total += s_re[q] - s_rs[q];
+    T *sv = (T *)bccoo_stage;
+    unsigned *sc = (unsigned *)(sv + 32 * js * bh * bw);
+    const unsigned long long base = g * 32ull * (unsigned)tile;  // stored position of B0
+    const int lane = threadIdx.x;
+    unsigned prev = 0;  // delta mode: lane < 32's last column, across the slices
+    unsigned long long esc = 0;
+    for (int j0 = 0; j0 < tile; j0 += js) {
+        const int jn = min(js, tile - j0);
+        const int nv = 32 * jn * bh * bw, nc = 32 * jn;
+        for (int q = threadIdx.x; q < nv; q += blockDim.x) sv[q] = T(0);
+        for (int q = threadIdx.x; q < nc; q += blockDim.x) sc[q] = 0u;
+        __syncthreads();
+        for (long long x = threadIdx.x; x < total; x += blockDim.x) {
+            long long k = x;
+            int q = 0;
+            while (k >= s_re[q] - s_rs[q]) k -= s_re[q] - s_rs[q], ++q;
+            k += s_rs[q];
+            // The row of entry k: the last r in [rlo, rhi) with rp[r] <= k.
+            int lo = rlo, hi = rhi - 1;
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) >> 1;
+                if (rp[mid] <= k) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            const int br = lo / bh, i = lo - br * bh;
+            const unsigned long long b = (unsigned long long)start[br] + lid[k];
+            if (b < B0 || b >= B1) continue;
+            const unsigned long long lb = b - B0;
+            const int t = (int)(lb / (unsigned)tile), j = (int)(lb - (unsigned long long)t * tile);
+            if (j < j0 || j >= j0 + jn) continue;
+            const int lp = (j - j0) * 32 + t;
+            const unsigned c = (unsigned)ci[k];
+            sv[((i * 32 * jn + lp) << shift) + (c & mask)] = va[k];
+            sc[lp] = c >> shift;  // every entry of the block writes the same column
+            value_slot[k] = (unsigned)((((unsigned long long)i * padded + base + j * 32ull + t)
+                                        << shift) + (c & mask));
+        }
+        __syncthreads();
+        const unsigned long long p0 = base + 32ull * j0;  // stored position of this slice
+        for (int i = 0; i < bh; ++i) {
+            T *dst = values + (((unsigned long long)i * padded + p0) << shift);
+            const T *src = sv + i * 32 * jn * bw;
+            for (int q = threadIdx.x; q < 32 * jn * bw; q += blockDim.x) dst[q] = src[q];
+        }
+        if (col_mode == 0) {
+            for (int q = threadIdx.x; q < nc; q += blockDim.x)
+                ((unsigned short *)col)[p0 + q] = (unsigned short)sc[q];
+        } else if (col_mode == 1) {
+            for (int q = threadIdx.x; q < nc; q += blockDim.x) ((unsigned *)col)[p0 + q] = sc[q];
+        } else if (lane < 32) {
+            for (int jj = 0; jj < jn; ++jj) {
+                const unsigned c = sc[jj * 32 + lane];
+                const unsigned long long p = p0 + jj * 32ull + lane;
+                full[p] = c;
+                const long long d = (long long)c - (long long)prev;
+                short v;
+                if (j0 + jj == 0) {
+                    v = -1;
+                } else if (d == -1 || d < -32767 || d > 32767) {
+                    v = -1;
+                    ++esc;
+                } else {
+                    v = (short)d;
+                }
+                ((short *)col)[p] = v;
+                prev = c;
+            }
+        }
+        __syncthreads();
+    }
+    bccoo_block_add(esc, escapes);
 }
 
 // Thread t = blockIdx.x * wg + threadIdx.x of the format (blockDim.x = wg, gridDim.x = the
-// workgroups): its first-result entry (the block rows ending before its tile), its bit-flag
-// words (0 at each row stop, 1 elsewhere and in the padding), the padding blocks' columns and
-// values, and in delta mode (col_mode 2) its tile's column deltas from the full array the fill
-// wrote; thread 0 of each block writes its workgroup's flags. ends: the scanned counts, ends[i]
-// = start of block row i, ends[nbr] = blocks (a stop at ends[i + 1] - 1).
-template <typename T>
-__device__ __forceinline__ void bccoo_tiles(int tile, int word_bits, int col_mode, int bh,
-                                            int shift, long long blocks, long long nbr,
-                                            long long padded, const unsigned *__restrict__ ends,
-                                            unsigned char *bits, unsigned *res_entry, void *col,
-                                            unsigned *full, T *values,
-                                            unsigned char *wg_info,
-                                            unsigned long long *escapes) {
+// workgroups): its first-result entry (the block rows ending before its tile) and its bit-flag
+// words (0 at each row stop, 1 elsewhere and in the padding); thread 0 of each block writes its
+// workgroup's flags (Bccoo::wg_info: every tile has a stop; its last block continues into the
+// next workgroup: publish; the previous one's did: wait). ends: the scanned counts.
+extern "C" __global__ void __launch_bounds__(BCCOO_MAX_WG)
+    bccoo_tiles(int tile, int word_bits, long long blocks, long long nbr,
+                const unsigned *__restrict__ ends, unsigned char *bits, unsigned *res_entry,
+                unsigned char *wg_info) {
     const int wg = blockDim.x;
     const long long nwg = gridDim.x;
     const long long t = (long long)blockIdx.x * wg + threadIdx.x;
     const long long threads = nwg * wg;
     const unsigned long long b0 = (unsigned long long)t * tile;
-    // Block rows whose stop lies before b0: the first i with ends[i + 1] > b0.
-    auto stops_before = [&](unsigned long long b) {
-        long long lo = 0, hi = nbr;
-        while (lo < hi) {
-            const long long mid = (lo + hi) >> 1;
-            if ((unsigned long long)ends[mid + 1] <= b) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    };
-    long long e = stops_before(b0);
+    long long e = bccoo_row_of_block(ends, nbr, b0);
     const long long first = e;
     res_entry[t] = (unsigned)first;
     if (t == threads - 1) res_entry[threads] = (unsigned)nbr;
@@ -717,50 +826,14 @@ __device__ __forceinline__ void bccoo_tiles(int tile, int word_bits, int col_mod
     const int wbytes = word_bits / 8;
     const unsigned all = word_bits == 32 ? 0xffffffffu : (1u << word_bits) - 1u;
     unsigned word = all;
-    unsigned long long esc = 0;
-    unsigned prev = 0;
-    const int bw = 1 << shift;
     for (int j = 0; j < tile; ++j) {
-        const unsigned long long b = b0 + j;
-        const unsigned long long p = ((unsigned long long)t >> 5) * 32ull * tile + j * 32ull +
-                                     ((unsigned long long)t & 31ull);
-        if (e < nbr && (unsigned long long)ends[e + 1] - 1ull == b) {
+        if (e < nbr && (unsigned long long)ends[e + 1] - 1ull == b0 + j) {
             word &= ~(1u << (j % word_bits));
             ++e;
         }
-        if ((long long)b >= blocks) {
-            // Padding: column 0, zero values (the flag stays 1).
-            if (col_mode == 0) {
-                ((unsigned short *)col)[p] = 0;
-            } else if (col_mode == 1) {
-                ((unsigned *)col)[p] = 0;
-            }
-            for (int i = 0; i < bh; ++i) {
-                for (int k = 0; k < bw; ++k) values[((i * padded + p) << shift) + k] = T(0);
-            }
-        }
-        if (col_mode == 2) {
-            // Segmented differences (format/arrays.rs): the first block of a tile, a true -1
-            // and a difference beyond a short are escapes (-1: read the full array).
-            const unsigned c = (long long)b < blocks ? full[p] : 0u;
-            if ((long long)b >= blocks) full[p] = 0;
-            const long long d = (long long)c - (long long)prev;
-            short v;
-            if (j == 0) {
-                v = -1;
-            } else if (d == -1 || d < -32767 || d > 32767) {
-                v = -1;
-                ++esc;
-            } else {
-                v = (short)d;
-            }
-            ((short *)col)[p] = v;
-            prev = c;
-        }
         if ((j + 1) % word_bits == 0 || j + 1 == tile) {
-            const int q = j / word_bits;
-            const unsigned long long wi =
-                ((unsigned long long)t >> 5) * 32ull * words + q * 32ull + ((unsigned long long)t & 31ull);
+            const unsigned long long wi = ((unsigned long long)t >> 5) * 32ull * words +
+                                          (j / word_bits) * 32ull + ((unsigned long long)t & 31ull);
             if (wbytes == 1) {
                 bits[wi] = (unsigned char)word;
             } else if (wbytes == 2) {
@@ -771,17 +844,12 @@ __device__ __forceinline__ void bccoo_tiles(int tile, int word_bits, int col_mod
             word = all;
         }
     }
-    // The workgroup's flags (Bccoo::wg_info): every tile has a stop; its last block continues
-    // into the next workgroup (publish), and the previous one's did (wait).
-    const int has_stop = e > first;
-    const int all_stop = __syncthreads_and(has_stop);
-    bccoo_block_add(esc, escapes);
+    const int all_stop = __syncthreads_and(e > first);
     if (threadIdx.x == 0) {
         auto publishes = [&](long long w) {
             const unsigned long long last = (unsigned long long)(w + 1) * wg * tile - 1ull;
             if (w + 1 >= nwg || (long long)last >= blocks) return false;
-            // Not a stop: no block row's first block is last + 1.
-            const long long i = stops_before(last);
+            const long long i = bccoo_row_of_block(ends, nbr, last);
             return !(i < nbr && (unsigned long long)ends[i + 1] - 1ull == last);
         };
         const long long w = blockIdx.x;
@@ -794,19 +862,13 @@ __device__ __forceinline__ void bccoo_tiles(int tile, int word_bits, int col_mod
 
 #define BCCOO_BUILD_ENTRY(T, S)                                                                \
     extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS) bccoo_fill_##S(          \
-        int rows, int bh, int shift, int tile, long long nbr, long long padded, int col16,     \
-        const int *__restrict__ rp, const int *__restrict__ ci, const T *__restrict__ va,      \
-        const unsigned *__restrict__ start, void *col, T *values, unsigned *value_slot) {      \
-        bccoo_fill<T>(rows, bh, shift, tile, nbr, padded, col16, rp, ci, va, start, col,       \
-                      values, value_slot);                                                     \
-    }                                                                                          \
-    extern "C" __global__ void __launch_bounds__(BCCOO_MAX_WG) bccoo_tiles_##S(                \
-        int tile, int word_bits, int col_mode, int bh, int shift, long long blocks,            \
-        long long nbr, long long padded, const unsigned *__restrict__ ends,                    \
-        unsigned char *bits, unsigned *res_entry, void *col, unsigned *full, T *values,        \
-        unsigned char *wg_info, unsigned long long *escapes) {                                 \
-        bccoo_tiles<T>(tile, word_bits, col_mode, bh, shift, blocks, nbr, padded, ends, bits,  \
-                       res_entry, col, full, values, wg_info, escapes);                        \
+        int rows, int bh, int shift, int tile, int js, long long nbr, long long blocks,        \
+        long long padded, int col_mode, const int *__restrict__ rp,                            \
+        const int *__restrict__ ci, const T *__restrict__ va,                                  \
+        const unsigned *__restrict__ start, const unsigned *__restrict__ lid, void *col,       \
+        unsigned *full, T *values, unsigned *value_slot, unsigned long long *escapes) {        \
+        bccoo_fill<T>(rows, bh, shift, tile, js, nbr, blocks, padded, col_mode, rp, ci, va,    \
+                      start, lid, col, full, values, value_slot, escapes);                     \
     }
 TESSERA_INSTANTIATE(BCCOO_BUILD_ENTRY)
 

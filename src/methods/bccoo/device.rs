@@ -6,9 +6,10 @@
 //!
 //! The steps, on one stream: the sampled facts of every block shape (format/facts.rs's samples,
 //! counted by `bccoo_facts`) and their read-back, the fixed rule on the host; then the blocks of
-//! every block row counted, scanned into each block row's first block, one read-back of the
-//! total (the allocation sizes), the fill (columns, values, value map) and the tiles (bit flags,
-//! first-result entries, column deltas, padding, per-workgroup flags). BCCOO only: BCCOO+'s
+//! every block row counted (and each entry's block within its block row), scanned into each
+//! block row's first block, one read-back of the total (the allocation sizes), the fill (a
+//! warp group's blocks staged in shared memory: values, columns or deltas, value map) and the
+//! tiles (bit flags, first-result entries, per-workgroup flags). BCCOO only: BCCOO+'s
 //! slices (never the fixed rule's) are built on the host.
 
 use super::cuda::Arrays;
@@ -17,7 +18,9 @@ use super::params::{self, ColMode, MatrixFacts, Params};
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
-use crate::backend::cuda::{copy_to_host, launch, Device, DeviceBuffer, KernelArgs, Stream};
+use crate::backend::cuda::{
+    copy_to_host, launch, launch_shared, Device, DeviceBuffer, KernelArgs, Stream,
+};
 use crate::backend::trace;
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
@@ -28,8 +31,11 @@ use std::sync::Arc;
 const THREADS: u32 = 256;
 /// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
 const FACT_WORDS: usize = 14;
-/// Blocks of the grid-stride count and fill kernels, at most.
+/// Blocks of the grid-stride count kernel, at most.
 const MAX_GRID: usize = 1 << 16;
+/// Shared memory the fill stages a warp group's blocks in, at most (under the 48 KiB a launch
+/// gets without opting in, and small enough for several blocks per SM).
+const STAGE_BYTES: usize = 32 << 10;
 
 /// True when BCCOO's fixed rule builds on the device for a matrix of these statistics (kept on
 /// the device in int32 arrays: the caller checks that): some non-zeros, whose value map's
@@ -148,10 +154,10 @@ pub(super) fn build<T: Scalar>(
     let area = bw * bh;
     let nbr = rows.div_ceil(bh);
     let (rp, ci, va) = csr.arrays();
-    let [start, res, work] = DeviceBuffer::alloc_parts(
+    let [start, res, work, lid] = DeviceBuffer::alloc_parts(
         dev,
-        [4 * (nbr + 1), 16, workspace_bytes(nbr, 1)],
-        "BCCOO's device build (blocks per block row, totals, scan workspace)",
+        [4 * (nbr + 1), 16, workspace_bytes(nbr, 1), 4 * nnz],
+        "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
     let grid = nbr.div_ceil(THREADS as usize).clamp(1, MAX_GRID);
@@ -162,10 +168,12 @@ pub(super) fn build<T: Scalar>(
         .push(nbr as i64)
         .push(rp)
         .push(ci)
-        .push(start.addr());
+        .push(start.addr())
+        .push(lid.addr());
     // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
-    // const int* ci, unsigned* count): rp, ci are tessera's sound int32 CSR of `rows` rows
-    // (sorted rows); count (start) holds nbr + 1 u32; grid-stride over the nbr block rows.
+    // const int* ci, unsigned* count, unsigned* lid): rp, ci are tessera's sound int32 CSR of
+    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; grid-stride over
+    // the nbr block rows.
     unsafe {
         launch(
             dev,
@@ -214,84 +222,68 @@ pub(super) fn build<T: Scalar>(
         ],
         "BCCOO's format (built on the device)",
     )?;
-    // The fill writes the u32 columns into the delta mode's full array, which the tiles turn
-    // into deltas.
-    let fill_col = if fp.col == ColMode::Delta {
-        col_full.addr()
-    } else {
-        col.addr()
-    };
-    let args = KernelArgs::new()
-        .push(rows as i32)
-        .push(bh as i32)
-        .push(shift)
-        .push(tile as i32)
-        .push(nbr as i64)
-        .push(padded as i64)
-        .push(i32::from(fp.col == ColMode::U16))
-        .push(rp)
-        .push(ci)
-        .push(va)
-        .push(start.addr())
-        .push(fill_col)
-        .push(values.addr())
-        .push(value_slot.addr());
-    // SAFETY: bccoo_fill_<T>(int rows, int bh, int shift, int tile, long long nbr, long long
-    // padded, int col16, const int* rp, const int* ci, const T* va, const unsigned* start,
-    // void* col, T* values, unsigned* value_slot): the CSR as above with its values; start the
-    // scanned counts (nbr + 1), whose total sized `padded` (threads * tile >= blocks); col
-    // holds padded u16 (col16) or u32, values bh * padded * bw of T, value_slot nnz u32.
-    // Grid-stride over the block rows.
-    unsafe {
-        launch(
-            dev,
-            &m.function(&format!("bccoo_fill_{}", suffix::<T>()))?,
-            grid,
-            THREADS,
-            stream,
-            args,
-        )?
-    };
     let col_mode = match fp.col {
         ColMode::U16 => 0,
         ColMode::U32 => 1,
         ColMode::Delta => 2,
     };
+    // Block positions per lane the fill stages at a time (each a value block and a column).
+    let js = (STAGE_BYTES / (32 * (area * vsz + 4))).clamp(1, tile);
+    let stage = 32 * js * (area * vsz + 4);
     let args = KernelArgs::new()
-        .push(tile as i32)
-        .push(fp.word_bits as i32)
-        .push(col_mode)
+        .push(rows as i32)
         .push(bh as i32)
         .push(shift)
-        .push(blocks as i64)
+        .push(tile as i32)
+        .push(js as i32)
         .push(nbr as i64)
+        .push(blocks as i64)
         .push(padded as i64)
+        .push(col_mode)
+        .push(rp)
+        .push(ci)
+        .push(va)
         .push(start.addr())
-        .push(bits.addr())
-        .push(res_entry.addr())
+        .push(lid.addr())
         .push(col.addr())
         .push(col_full.addr())
         .push(values.addr())
-        .push(info.addr())
+        .push(value_slot.addr())
         .push(res.addr() + 8);
-    // SAFETY: bccoo_tiles_<T>(int tile, int word_bits, int col_mode, int bh, int shift, long
-    // long blocks, long long nbr, long long padded, const unsigned* ends, unsigned char* bits,
-    // unsigned* res_entry, void* col, unsigned* full, T* values, unsigned char* wg_info,
-    // unsigned long long* escapes): nwg blocks of wg threads = `threads` format threads of
-    // `tile` blocks; bits holds threads * words words of word_bits, res_entry threads + 1 u32,
-    // col padded u16 / u32 / i16 (col_mode), full padded u32 in delta mode (the fill wrote the
-    // real blocks' columns there), values as the fill's, wg_info nwg bytes, escapes one zeroed
-    // u64 (res's second word); ends is start, the scanned counts.
+    // SAFETY: bccoo_fill_<T>(int rows, int bh, int shift, int tile, int js, long long nbr, long
+    // long blocks, long long padded, int col_mode, const int* rp, const int* ci, const T* va,
+    // const unsigned* start, const unsigned* lid, void* col, unsigned* full, T* values,
+    // unsigned* value_slot, unsigned long long* escapes): the CSR as above with its values;
+    // start the scanned counts (nbr + 1) whose total is `blocks`, lid as the count wrote it;
+    // one block per warp group (threads / 32 of them) with 32 * js * (area * sizeof(T) + 4)
+    // bytes of dynamic shared memory (<= STAGE_BYTES); col holds padded u16 / u32 / i16
+    // (col_mode), full padded u32 in delta mode, values bh * padded * bw of T, value_slot nnz
+    // u32, escapes one zeroed u64 (res's second word).
     unsafe {
-        launch(
+        launch_shared(
             dev,
-            &m.function(&format!("bccoo_tiles_{}", suffix::<T>()))?,
-            nwg,
-            p.wg,
+            &m.function(&format!("bccoo_fill_{}", suffix::<T>()))?,
+            threads / 32,
+            THREADS,
+            stage as u32,
             stream,
             args,
         )?
     };
+    let args = KernelArgs::new()
+        .push(tile as i32)
+        .push(fp.word_bits as i32)
+        .push(blocks as i64)
+        .push(nbr as i64)
+        .push(start.addr())
+        .push(bits.addr())
+        .push(res_entry.addr())
+        .push(info.addr());
+    // SAFETY: bccoo_tiles(int tile, int word_bits, long long blocks, long long nbr, const
+    // unsigned* ends, unsigned char* bits, unsigned* res_entry, unsigned char* wg_info): nwg
+    // blocks of wg threads = `threads` format threads of `tile` blocks; bits holds threads *
+    // words words of word_bits, res_entry threads + 1 u32, wg_info nwg bytes; ends is start.
+    unsafe { launch(dev, &m.function("bccoo_tiles")?, nwg, p.wg, stream, args)? };
     let filled = us(t0);
     let mut esc = [0u64; 1];
     copy_to_host(dev, stream, res.addr() + 8, &mut esc)?;
