@@ -496,75 +496,116 @@ TESSERA_INSTANTIATE(BCCOO_ENTRY)
 
 #define BCCOO_BUILD_THREADS 256
 
-// Sum over the block and one atomic per block into *out (every thread calls).
+// Sum over the block and one atomic per block into *out (every thread calls; the leading
+// barrier keeps a previous call's read of the sum apart from this call's reset).
 __device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned long long *out) {
     __shared__ unsigned long long s_sum;
+    __syncthreads();
     if (threadIdx.x == 0) s_sum = 0;
     __syncthreads();
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(TESSERA_FULL_MASK, v, o);
     if ((threadIdx.x & 31) == 0 && v != 0) atomicAdd(&s_sum, v);
     __syncthreads();
-    if (threadIdx.x == 0 && s_sum != 0) atomicAdd(out, s_sum);
+    if (threadIdx.x == 0) {
+        const unsigned long long total = s_sum;
+        if (total != 0) atomicAdd(out, total);
+    }
+}
+
+// Entries of one block row a warp stages in shared memory before its first lane walks them
+// (the walk reads each column several times; from global memory, a thread per block row
+// thrashed the L1: 1.7 GB read for elasticity 48³'s 103 MB of columns, session 25's run B).
+// Longer block rows are walked in global memory.
+#define BCCOO_STAGE_ENTRIES 1024
+#define BCCOO_BUILD_WARPS (BCCOO_BUILD_THREADS / 32)
+
+// Stages the columns of entries [k0, k1) of a block row in this warp's `stage` (every lane
+// calls) and returns the array the walk reads with offset k0, or ci (offset 0) when they do not
+// fit.
+__device__ __forceinline__ const int *bccoo_stage_row(const int *__restrict__ ci, int k0, int k1,
+                                                      int *stage, int *off) {
+    const int lane = threadIdx.x & 31;
+    if (k1 - k0 > BCCOO_STAGE_ENTRIES) {
+        *off = 0;
+        return ci;
+    }
+    for (int q = lane; q < k1 - k0; q += 32) stage[q] = ci[k0 + q];
+    __syncwarp();
+    *off = k0;
+    return stage;
 }
 
 // out[3 * (bh - 1) + w]: blocks of bh x (1 << w) among the sampled block rows of height bh
-// (the grid's 4 x bph blocks: bph per height; sampled block rows br = s * stride, s = 0, 1,
-// ...); out[12]: column jumps between consecutive 1x1 entries of the sampled rows (into the
-// next row too), out[13]: those a short delta cannot hold. `out` zeroed by the caller.
+// (the grid's 4 x bph blocks: bph per height, a warp per sampled block row br = s * stride, s =
+// 0, 1, ...; its first lane merges the block row's rows, staged); out[12]: column jumps between
+// consecutive 1x1 entries of the sampled rows (into the next row too), out[13]: those a short
+// delta cannot hold. `out` zeroed by the caller.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_facts(int rows, long long stride, long long bph, const int *__restrict__ rp,
                 const int *__restrict__ ci, unsigned long long *out) {
+    __shared__ int s_stage[BCCOO_BUILD_WARPS][BCCOO_STAGE_ENTRIES];
     const int bh = (int)(blockIdx.x / bph) + 1;
     const long long nbr = (rows + bh - 1) / bh;
     const long long sampled = (nbr + stride - 1) / stride;
-    const long long s = (long long)(blockIdx.x % bph) * blockDim.x + threadIdx.x;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     unsigned long long c0 = 0, c1 = 0, c2 = 0, jumps = 0, far = 0;
-    if (s < sampled) {
+    for (long long s = (long long)(blockIdx.x % bph) * BCCOO_BUILD_WARPS + warp; s < sampled;
+         s += bph * BCCOO_BUILD_WARPS) {
         const long long br = s * stride;
         const int r0 = (int)(br * bh);
         const int r1 = min(r0 + bh, rows);
         const int k0 = rp[r0], k1 = rp[r1];
-        if (k0 == k1) {
-            c0 = c1 = c2 = 1;
-        } else {
-            if (bh == 1) {
-                const int k2 = (r1 < rows && rp[r1 + 1] > rp[r1]) ? k1 + 1 : k1;
-                for (int k = k0; k + 1 < k2; ++k) {
-                    const long long d = (long long)ci[k + 1] - ci[k];
-                    ++jumps;
-                    if (d == -1 || d < -32767 || d > 32767) ++far;
-                }
-            }
-            int head[4], end[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                head[i] = i < r1 - r0 ? rp[r0 + i] : 0;
-                end[i] = i < r1 - r0 ? rp[r0 + i + 1] : 0;
-            }
-            unsigned l0 = 0xffffffffu, l1 = 0xffffffffu, l2 = 0xffffffffu;
-            for (;;) {
-                // The smallest next column of the block row's rows (their merge, in order).
-                int best = -1;
-                unsigned c = 0xffffffffu;
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    if (head[i] < end[i]) {
-                        const unsigned ci_i = (unsigned)ci[head[i]];
-                        if (best < 0 || ci_i < c) {
-                            c = ci_i;
-                            best = i;
-                        }
+        int off;
+        const int *cs = bccoo_stage_row(ci, k0, k1, s_stage[warp], &off);
+        if (lane == 0) {
+            if (k0 == k1) {
+                ++c0, ++c1, ++c2;
+            } else {
+                if (bh == 1) {
+                    for (int k = k0; k + 1 < k1; ++k) {
+                        const long long d = (long long)cs[k + 1 - off] - cs[k - off];
+                        ++jumps;
+                        if (d == -1 || d < -32767 || d > 32767) ++far;
+                    }
+                    if (r1 < rows && rp[r1 + 1] > rp[r1]) {
+                        // Into the next row.
+                        const long long d = (long long)ci[k1] - cs[k1 - 1 - off];
+                        ++jumps;
+                        if (d == -1 || d < -32767 || d > 32767) ++far;
                     }
                 }
-                if (best < 0) break;
+                int head[4], end[4];
 #pragma unroll
-                for (int i = 0; i < 4; ++i) head[i] += i == best;
-                if (c != l0) ++c0, l0 = c;
-                if ((c >> 1) != l1) ++c1, l1 = c >> 1;
-                if ((c >> 2) != l2) ++c2, l2 = c >> 2;
+                for (int i = 0; i < 4; ++i) {
+                    head[i] = i < r1 - r0 ? rp[r0 + i] : 0;
+                    end[i] = i < r1 - r0 ? rp[r0 + i + 1] : 0;
+                }
+                unsigned l0 = 0xffffffffu, l1 = 0xffffffffu, l2 = 0xffffffffu;
+                for (;;) {
+                    // The smallest next column of the block row's rows (their merge, in order).
+                    int best = -1;
+                    unsigned c = 0xffffffffu;
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        if (head[i] < end[i]) {
+                            const unsigned ci_i = (unsigned)cs[head[i] - off];
+                            if (best < 0 || ci_i < c) {
+                                c = ci_i;
+                                best = i;
+                            }
+                        }
+                    }
+                    if (best < 0) break;
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) head[i] += i == best;
+                    if (c != l0) ++c0, l0 = c;
+                    if ((c >> 1) != l1) ++c1, l1 = c >> 1;
+                    if ((c >> 2) != l2) ++c2, l2 = c >> 2;
+                }
             }
         }
+        __syncwarp();
     }
     unsigned long long *o = out + 3 * (bh - 1);
     bccoo_block_add(c0, o);
@@ -583,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
 // returns the number of blocks (0 for an empty block row).
 template <typename OnEntry>
 __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
-                                               const int *__restrict__ ci, int r0, int h,
+                                               const int *__restrict__ cs, int off, int r0, int h,
                                                int shift, OnEntry on_entry) {
     const unsigned mask = (1u << shift) - 1u;
     int head[4], end[4];
@@ -597,14 +638,14 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
         unsigned bc = 0xffffffffu;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            if (head[i] < end[i]) bc = min(bc, (unsigned)ci[head[i]] >> shift);
+            if (head[i] < end[i]) bc = min(bc, (unsigned)cs[head[i] - off] >> shift);
         }
         if (bc == 0xffffffffu) break;
         unsigned occ = 0;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             while (head[i] < end[i]) {
-                const unsigned c = (unsigned)ci[head[i]];
+                const unsigned c = (unsigned)cs[head[i] - off];
                 const unsigned pos = ((unsigned)i << shift) + (c & mask);
                 if ((c >> shift) != bc || (occ >> pos) & 1u) break;
                 occ |= 1u << pos;
@@ -618,16 +659,25 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
 }
 
 // count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh), and lid[k] = the
-// block of its block row that entry k falls in (non-decreasing along each row). Grid-stride.
+// block of its block row that entry k falls in (non-decreasing along each row). A warp per
+// block row: its lanes stage the block row's columns, its first lane walks them. Grid-stride.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
                       const int *__restrict__ ci, unsigned *count, unsigned *lid) {
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
+    __shared__ int s_stage[BCCOO_BUILD_WARPS][BCCOO_STAGE_ENTRIES];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const long long step = (long long)gridDim.x * BCCOO_BUILD_WARPS;
+    for (long long br = (long long)blockIdx.x * BCCOO_BUILD_WARPS + warp; br < nbr; br += step) {
         const int r0 = (int)(br * bh);
-        const unsigned n = bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift,
-                                      [&](int k, unsigned b) { lid[k] = b; });
-        count[br] = n > 0 ? n : 1u;
+        const int h = min(bh, rows - r0);
+        int off;
+        const int *cs = bccoo_stage_row(ci, rp[r0], rp[r0 + h], s_stage[warp], &off);
+        if (lane == 0) {
+            const unsigned n = bccoo_walk(rp, cs, off, r0, h, shift,
+                                          [&](int k, unsigned b) { lid[k] = b; });
+            count[br] = n > 0 ? n : 1u;
+        }
+        __syncwarp();
     }
 }
 

@@ -29,6 +29,8 @@ use std::sync::Arc;
 
 /// Threads per block of the facts, count and fill kernels (BCCOO_BUILD_THREADS in bccoo.cu).
 const THREADS: u32 = 256;
+/// Warps per block of the facts and count kernels, a block row each.
+const WARPS: usize = THREADS as usize / 32;
 /// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
 const FACT_WORDS: usize = 14;
 /// Blocks of the grid-stride count kernel, at most.
@@ -82,10 +84,11 @@ pub fn sampled_counts<T: Scalar>(
     let m = module(dev)?;
     let out = DeviceBuffer::zeroed(dev, stream, 8 * FACT_WORDS, "BCCOO's sampled facts")?;
     let (rp, ci, _) = csr.arrays();
-    // Blocks per height: enough for the most sampled block rows (height 1).
+    // Blocks per height (a warp per sampled block row, grid-stride): enough for the most
+    // sampled block rows (height 1), at most a quarter of the count kernel's grid.
     let bph = format::sampled_block_rows(rows, 1, stride)
-        .div_ceil(THREADS as usize)
-        .max(1);
+        .div_ceil(WARPS)
+        .clamp(1, MAX_GRID / 4);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(stride as i64)
@@ -95,8 +98,8 @@ pub fn sampled_counts<T: Scalar>(
         .push(out.addr());
     // SAFETY: bccoo_facts(int rows, long long stride, long long bph, const int* rp, const int*
     // ci, unsigned long long* out): rp, ci are tessera's sound int32 CSR of `rows` rows (sorted
-    // rows); out holds FACT_WORDS zeroed u64; 4 * bph blocks, bph per block height, one thread
-    // per sampled block row of the tallest count (height 1), the others idle beyond their own.
+    // rows); out holds FACT_WORDS zeroed u64; 4 * bph blocks of THREADS threads, bph per block
+    // height, a warp per sampled block row, grid-stride.
     unsafe {
         launch(
             dev,
@@ -160,7 +163,7 @@ pub(super) fn build<T: Scalar>(
         "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
-    let grid = nbr.div_ceil(THREADS as usize).clamp(1, MAX_GRID);
+    let grid = nbr.div_ceil(WARPS).clamp(1, MAX_GRID);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(bh as i32)
@@ -172,8 +175,8 @@ pub(super) fn build<T: Scalar>(
         .push(lid.addr());
     // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
     // const int* ci, unsigned* count, unsigned* lid): rp, ci are tessera's sound int32 CSR of
-    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; grid-stride over
-    // the nbr block rows.
+    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; THREADS threads a
+    // block, a warp per block row, grid-stride over the nbr block rows.
     unsafe {
         launch(
             dev,
