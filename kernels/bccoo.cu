@@ -513,104 +513,75 @@ __device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned l
     }
 }
 
-// Entries of one block row a warp stages in shared memory before its first lane walks them
-// (the walk reads each column several times; from global memory, a thread per block row
-// thrashed the L1: 1.7 GB read for elasticity 48³'s 103 MB of columns, session 25's run B).
-// Longer block rows are walked in global memory.
-#define BCCOO_STAGE_ENTRIES 1024
 #define BCCOO_BUILD_WARPS (BCCOO_BUILD_THREADS / 32)
-
-// Stages the columns of entries [k0, k1) of a block row in this warp's `stage` (every lane
-// calls) and returns the array the walk reads with offset k0, or ci (offset 0) when they do not
-// fit.
-__device__ __forceinline__ const int *bccoo_stage_row(const int *__restrict__ ci, int k0, int k1,
-                                                      int *stage, int *off) {
-    const int lane = threadIdx.x & 31;
-    if (k1 - k0 > BCCOO_STAGE_ENTRIES) {
-        *off = 0;
-        return ci;
-    }
-    for (int q = lane; q < k1 - k0; q += 32) stage[q] = ci[k0 + q];
-    __syncwarp();
-    *off = k0;
-    return stage;
-}
 
 // out[3 * (bh - 1) + w]: blocks of bh x (1 << w) among the sampled block rows of height bh
 // (the grid's 4 x bph blocks: bph per height, a warp per sampled block row br = s * stride, s =
-// 0, 1, ...; its first lane merges the block row's rows, staged); out[12]: column jumps between
-// consecutive 1x1 entries of the sampled rows (into the next row too), out[13]: those a short
-// delta cannot hold. `out` zeroed by the caller.
+// 0, 1, ...); out[12]: column jumps between consecutive 1x1 entries of the sampled rows (into
+// the next row too), out[13]: those a short delta cannot hold. `out` zeroed by the caller.
+// The blocks of a block row are its distinct block columns (format/facts.rs, duplicates
+// ignored), counted an entry per lane: an entry counts for width 1 << w when it is the first
+// of its block column in its row and no earlier row of the block row has that block column (a
+// binary search in each). An empty block row counts one block.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_facts(int rows, long long stride, long long bph, const int *__restrict__ rp,
                 const int *__restrict__ ci, unsigned long long *out) {
-    __shared__ int s_stage[BCCOO_BUILD_WARPS][BCCOO_STAGE_ENTRIES];
     const int bh = (int)(blockIdx.x / bph) + 1;
     const long long nbr = (rows + bh - 1) / bh;
     const long long sampled = (nbr + stride - 1) / stride;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    unsigned long long c0 = 0, c1 = 0, c2 = 0, jumps = 0, far = 0;
+    unsigned long long cnt[3] = {0, 0, 0}, jumps = 0, far = 0;
     for (long long s = (long long)(blockIdx.x % bph) * BCCOO_BUILD_WARPS + warp; s < sampled;
          s += bph * BCCOO_BUILD_WARPS) {
-        const long long br = s * stride;
-        const int r0 = (int)(br * bh);
-        const int r1 = min(r0 + bh, rows);
-        const int k0 = rp[r0], k1 = rp[r1];
-        int off;
-        const int *cs = bccoo_stage_row(ci, k0, k1, s_stage[warp], &off);
-        if (lane == 0) {
-            if (k0 == k1) {
-                ++c0, ++c1, ++c2;
-            } else {
-                if (bh == 1) {
-                    for (int k = k0; k + 1 < k1; ++k) {
-                        const long long d = (long long)cs[k + 1 - off] - cs[k - off];
-                        ++jumps;
-                        if (d == -1 || d < -32767 || d > 32767) ++far;
-                    }
-                    if (r1 < rows && rp[r1 + 1] > rp[r1]) {
-                        // Into the next row.
-                        const long long d = (long long)ci[k1] - cs[k1 - 1 - off];
-                        ++jumps;
-                        if (d == -1 || d < -32767 || d > 32767) ++far;
-                    }
-                }
-                int head[4], end[4];
+        const int r0 = (int)(s * stride * bh);
+        const int h = min(bh, rows - r0);
+        int rs[5];
 #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    head[i] = i < r1 - r0 ? rp[r0 + i] : 0;
-                    end[i] = i < r1 - r0 ? rp[r0 + i + 1] : 0;
-                }
-                unsigned l0 = 0xffffffffu, l1 = 0xffffffffu, l2 = 0xffffffffu;
-                for (;;) {
-                    // The smallest next column of the block row's rows (their merge, in order).
-                    int best = -1;
-                    unsigned c = 0xffffffffu;
+        for (int i = 0; i < 5; ++i) rs[i] = rp[r0 + min(i, h)];
+        const int k0 = rs[0], k1 = rs[4];
+        if (k0 == k1) {
+            if (lane == 0) ++cnt[0], ++cnt[1], ++cnt[2];
+            continue;
+        }
+        // bh = 1: pairs (k, k + 1) up to the next row's first entry, if it has one.
+        const int k2 = (bh == 1 && r0 + 1 < rows && rp[r0 + 2] > k1) ? k1 + 1 : k1;
+        for (int k = k0 + lane; k < k1; k += 32) {
+            int i = 0;
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) {
-                        if (head[i] < end[i]) {
-                            const unsigned ci_i = (unsigned)cs[head[i] - off];
-                            if (best < 0 || ci_i < c) {
-                                c = ci_i;
-                                best = i;
-                            }
+            for (int q = 1; q < 4; ++q) i += (q < h && rs[q] <= k) ? 1 : 0;
+            const unsigned c = (unsigned)ci[k];
+            const unsigned before = k > rs[i] ? (unsigned)ci[k - 1] : 0xffffffffu;
+            if (bh == 1 && k + 1 < k2) {
+                const long long d = (long long)ci[k + 1] - (long long)c;
+                ++jumps;
+                if (d == -1 || d < -32767 || d > 32767) ++far;
+            }
+#pragma unroll
+            for (int w = 0; w < 3; ++w) {
+                const unsigned bc = c >> w;
+                if (before != 0xffffffffu && (before >> w) == bc) continue;
+                bool earlier = false;
+                for (int q = 0; q < i && !earlier; ++q) {
+                    // The first column >= bc << w in row q, then whether it is in block bc.
+                    int lo = rs[q], hi = rs[q + 1];
+                    while (lo < hi) {
+                        const int mid = (lo + hi) >> 1;
+                        if ((unsigned)ci[mid] < (bc << w)) {
+                            lo = mid + 1;
+                        } else {
+                            hi = mid;
                         }
                     }
-                    if (best < 0) break;
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) head[i] += i == best;
-                    if (c != l0) ++c0, l0 = c;
-                    if ((c >> 1) != l1) ++c1, l1 = c >> 1;
-                    if ((c >> 2) != l2) ++c2, l2 = c >> 2;
+                    earlier = lo < rs[q + 1] && ((unsigned)ci[lo] >> w) == bc;
                 }
+                if (!earlier) ++cnt[w];
             }
         }
-        __syncwarp();
     }
     unsigned long long *o = out + 3 * (bh - 1);
-    bccoo_block_add(c0, o);
-    bccoo_block_add(c1, o + 1);
-    bccoo_block_add(c2, o + 2);
+    bccoo_block_add(cnt[0], o);
+    bccoo_block_add(cnt[1], o + 1);
+    bccoo_block_add(cnt[2], o + 2);
     if (bh == 1) {
         bccoo_block_add(jumps, out + 12);
         bccoo_block_add(far, out + 13);
@@ -659,25 +630,19 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
 }
 
 // count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh), and lid[k] = the
-// block of its block row that entry k falls in (non-decreasing along each row). A warp per
-// block row: its lanes stage the block row's columns, its first lane walks them. Grid-stride.
+// block of its block row that entry k falls in (non-decreasing along each row). A thread per
+// block row (a warp per block row whose lanes staged its columns in shared memory for its
+// first lane to walk took longer: 1.58 against 1.7 ms on elasticity 48³ in ncu, but 1.2-1.35
+// against 0.85-0.96 ms for the whole build of 32³, session 25's runs B and C). Grid-stride.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
                       const int *__restrict__ ci, unsigned *count, unsigned *lid) {
-    __shared__ int s_stage[BCCOO_BUILD_WARPS][BCCOO_STAGE_ENTRIES];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const long long step = (long long)gridDim.x * BCCOO_BUILD_WARPS;
-    for (long long br = (long long)blockIdx.x * BCCOO_BUILD_WARPS + warp; br < nbr; br += step) {
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
         const int r0 = (int)(br * bh);
-        const int h = min(bh, rows - r0);
-        int off;
-        const int *cs = bccoo_stage_row(ci, rp[r0], rp[r0 + h], s_stage[warp], &off);
-        if (lane == 0) {
-            const unsigned n = bccoo_walk(rp, cs, off, r0, h, shift,
-                                          [&](int k, unsigned b) { lid[k] = b; });
-            count[br] = n > 0 ? n : 1u;
-        }
-        __syncwarp();
+        const unsigned n = bccoo_walk(rp, ci, 0, r0, min(bh, rows - r0), shift,
+                                      [&](int k, unsigned b) { lid[k] = b; });
+        count[br] = n > 0 ? n : 1u;
     }
 }
 

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// Threads per block of the facts, count and fill kernels (BCCOO_BUILD_THREADS in bccoo.cu).
 const THREADS: u32 = 256;
-/// Warps per block of the facts and count kernels, a block row each.
+/// Warps per block of the facts kernel, a sampled block row each.
 const WARPS: usize = THREADS as usize / 32;
 /// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
 const FACT_WORDS: usize = 14;
@@ -163,7 +163,7 @@ pub(super) fn build<T: Scalar>(
         "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
-    let grid = nbr.div_ceil(WARPS).clamp(1, MAX_GRID);
+    let grid = nbr.div_ceil(THREADS as usize).clamp(1, MAX_GRID);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(bh as i32)
@@ -175,8 +175,8 @@ pub(super) fn build<T: Scalar>(
         .push(lid.addr());
     // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
     // const int* ci, unsigned* count, unsigned* lid): rp, ci are tessera's sound int32 CSR of
-    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; THREADS threads a
-    // block, a warp per block row, grid-stride over the nbr block rows.
+    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; grid-stride over
+    // the nbr block rows.
     unsafe {
         launch(
             dev,
