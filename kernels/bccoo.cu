@@ -633,7 +633,8 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
 // block of its block row that entry k falls in (non-decreasing along each row). A thread per
 // block row (a warp per block row whose lanes staged its columns in shared memory for its
 // first lane to walk took longer: 1.58 against 1.7 ms on elasticity 48³ in ncu, but 1.2-1.35
-// against 0.85-0.96 ms for the whole build of 32³, session 25's runs B and C). Grid-stride.
+// against 0.85-0.96 ms for the whole build of 32³, session 25's runs B and C). Grid-stride,
+// at most two blocks per SM (device.rs: more evict each other's lines from the L1).
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
                       const int *__restrict__ ci, unsigned *count, unsigned *lid) {

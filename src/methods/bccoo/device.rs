@@ -33,8 +33,14 @@ const THREADS: u32 = 256;
 const WARPS: usize = THREADS as usize / 32;
 /// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
 const FACT_WORDS: usize = 14;
-/// Blocks of the grid-stride count kernel, at most.
-const MAX_GRID: usize = 1 << 16;
+/// Blocks of the facts kernel per block height, at most (grid-stride).
+const MAX_FACTS_GRID: usize = 1 << 14;
+/// Blocks per SM of the count kernel (a thread per block row, grid-stride), at most. Measured on
+/// an H200 (session 25, run E, named BCCOO's analyze of elasticity 48³, 110,592 block rows):
+/// with 432 blocks (3.3 per SM) the count read 1.68 GB for 103 MB of columns (ncu, run D) and
+/// the build took 3.4 ms (f32 and f64, medians); capped at 1 or 2 per SM, 2.4-2.6 ms; at 4,
+/// 3.4-3.5 ms. Elasticity 32³ (128 blocks) is under every cap.
+const COUNT_BLOCKS_PER_SM: usize = 2;
 /// Shared memory the fill stages a warp group's blocks in, at most (under the 48 KiB a launch
 /// gets without opting in, and small enough for several blocks per SM).
 const STAGE_BYTES: usize = 32 << 10;
@@ -85,10 +91,10 @@ pub fn sampled_counts<T: Scalar>(
     let out = DeviceBuffer::zeroed(dev, stream, 8 * FACT_WORDS, "BCCOO's sampled facts")?;
     let (rp, ci, _) = csr.arrays();
     // Blocks per height (a warp per sampled block row, grid-stride): enough for the most
-    // sampled block rows (height 1), at most a quarter of the count kernel's grid.
+    // sampled block rows (height 1), at most MAX_FACTS_GRID.
     let bph = format::sampled_block_rows(rows, 1, stride)
         .div_ceil(WARPS)
-        .clamp(1, MAX_GRID / 4);
+        .clamp(1, MAX_FACTS_GRID);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(stride as i64)
@@ -163,7 +169,11 @@ pub(super) fn build<T: Scalar>(
         "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
-    let grid = nbr.div_ceil(THREADS as usize).clamp(1, MAX_GRID);
+    // At most COUNT_BLOCKS_PER_SM blocks per SM, grid-stride: each thread walks its block row's
+    // rows at once, and more of them per SM evict each other's lines from the L1.
+    let grid = nbr
+        .div_ceil(THREADS as usize)
+        .clamp(1, COUNT_BLOCKS_PER_SM * dev.sm_count().max(1) as usize);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(bh as i32)
