@@ -291,10 +291,11 @@ pub enum BuildFrom {
 ///   0.85-0.93 started after 8, 20 or 50 products, 1.02-1.04 after 100): beside the caller's
 ///   launches its census starts 0.14-0.9 ms after the worker does (runs E and F's traces).
 /// - BCCOO's format (sampled facts and their read-back, the block count, the scan and its
-///   read-back, the fill and the tiles; about as many driver calls as TILE's, session 25): 20,
-///   between the two, not yet measured beside a caller's products. Its products are longer than
-///   TILE's on the matrices AUTO tries it on (3D elasticity: 12-170 us against TILE's 8 us on
-///   dense 2000²), so the same fixed cost is fewer of them.
+///   read-back, the fill and the tiles; about as many driver calls as TILE's; alone 0.7 ms on
+///   3D elasticity 32³ and 2.2-2.5 ms on 48³, 29-45 of its own products, H200, session 25):
+///   20, between the two. Other starts were not compared beside a caller's products. Its
+///   products are longer than TILE's on the matrices AUTO tries it on (3D elasticity: 12-170 us
+///   against TILE's 8 us on dense 2000²), so the same fixed cost is fewer of them.
 fn device_build_products(target: Algorithm) -> f64 {
     match target {
         Algorithm::Tile => 50.0,
