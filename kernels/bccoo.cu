@@ -1,7 +1,9 @@
 // bccoo.cu — yaSpMV's BCCOO / BCCOO+ SpMV (Yan, Li, Zhang, Zhou, PPoPP'14), §3: the
 // matrix-based segmented sum with adjacent synchronisation, in one kernel (plus the combine
 // kernel of BCCOO+, §2.3). The format is built by the host (src/methods/bccoo/format.rs, which
-// documents every array); src/methods/bccoo/reference.rs runs the same steps on the host.
+// documents every array) or, for the fixed rule on a matrix kept on the device, by the kernels
+// at the end of this file (src/methods/bccoo/device.rs); src/methods/bccoo/reference.rs runs
+// the product's steps on the host.
 //
 // Work split (§3.2.1, Figure 8): the blocks are cut into workgroup-level tiles of
 // WG x tile blocks, one per thread block, and each of those into thread-level tiles of

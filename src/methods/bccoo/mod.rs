@@ -6,9 +6,9 @@
 //! adjacent synchronisation; and an auto-tuner over Table 1.
 //!
 //! `params.rs`: Table 1, the fixed rule, the tuner's candidates. `format.rs`: the arrays, built
-//! on the host. `reference.rs`: the kernel's algorithm on the host over those arrays.
-//! `host.rs`: the host backend. `cuda.rs`: upload, tuning with CUDA events, launches
-//! (`kernels/bccoo.cu`).
+//! on the host. `device.rs`: the same arrays built on the device (the fixed rule, a matrix kept
+//! there). `reference.rs`: the kernel's algorithm on the host over those arrays. `host.rs`: the
+//! host backend. `cuda.rs`: upload, tuning with CUDA events, launches (`kernels/bccoo.cu`).
 
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
