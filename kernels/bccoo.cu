@@ -486,7 +486,7 @@ TESSERA_INSTANTIATE(BCCOO_ENTRY)
 //                      short delta cannot hold (format/facts.rs, same samples, same counts);
 //   bccoo_block_count: blocks per block row (format/blocking.rs's merge, duplicates opening a
 //                      new block at the same column; an empty block row has one block), and
-//                      each entry's block within its block row (ranked by a warp, or walked);
+//                      each entry's block within its block row;
 //   (the counts scanned into each block row's first block: backend/cuda/scan.rs)
 //   bccoo_fill_<T>:    one block per warp group of thread tiles, whose blocks are stored
 //                      together: values, columns (or deltas) and value map, staged in shared
@@ -497,7 +497,6 @@ TESSERA_INSTANTIATE(BCCOO_ENTRY)
 #if BCCOO_BW == 1 && BCCOO_BH == 1
 
 #define BCCOO_BUILD_THREADS 256
-#define BCCOO_BUILD_WARPS (BCCOO_BUILD_THREADS / 32)
 
 // Sum over the block and one atomic per block into *out (every thread calls; the leading
 // barrier keeps a previous call's read of the sum apart from this call's reset).
@@ -515,6 +514,8 @@ __device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned l
         if (total != 0) atomicAdd(out, total);
     }
 }
+
+#define BCCOO_BUILD_WARPS (BCCOO_BUILD_THREADS / 32)
 
 // out[3 * (bh - 1) + w]: blocks of bh x (1 << w) among the sampled block rows of height bh
 // (the grid's 4 x bph blocks: bph per height, a warp per sampled block row br = s * stride, s =
@@ -630,113 +631,21 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
     return n;
 }
 
-// Entries of a block row whose blocks the count ranks in parallel (a warp's prefix sums of them
-// in shared memory); longer block rows, and those with duplicate entries, are walked.
-#define BCCOO_RANK_ENTRIES 511
-
 // count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh), and lid[k] = the
-// block of its block row that entry k falls in (non-decreasing along each row). A warp per
-// block row, grid-stride. Without duplicate entries the merge opens one block per distinct block
-// column, in ascending order, so an entry's block is the rank of its block column among the
-// block row's: the warp flags each distinct block column once (the first entry of it in its row,
-// when no earlier row of the block row has it: binary searches), scans the flags, and each entry
-// adds, for every row, the flags before the first entry of that row at or past its block column.
-// A block row with a duplicate entry (a second entry at a taken position opens another block)
-// or longer than BCCOO_RANK_ENTRIES is walked by the warp's first lane (bccoo_walk). Session 25:
-// a thread per block row walking all of them (run D: 1.57 ms of elasticity 48³'s build, its
-// threads' lines evicting each other from the L1).
+// block of its block row that entry k falls in (non-decreasing along each row). A thread per
+// block row (a warp per block row whose lanes staged its columns in shared memory for its
+// first lane to walk took longer: 1.58 against 1.7 ms on elasticity 48³ in ncu, but 1.2-1.35
+// against 0.85-0.96 ms for the whole build of 32³, session 25's runs B and C). Grid-stride,
+// at most two blocks per SM (device.rs: more evict each other's lines from the L1).
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
                       const int *__restrict__ ci, unsigned *count, unsigned *lid) {
-    __shared__ unsigned s_pre[BCCOO_BUILD_WARPS][BCCOO_RANK_ENTRIES + 1];
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    unsigned *pre = s_pre[warp];
-    const long long step = (long long)gridDim.x * BCCOO_BUILD_WARPS;
-    for (long long br = (long long)blockIdx.x * BCCOO_BUILD_WARPS + warp; br < nbr; br += step) {
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
         const int r0 = (int)(br * bh);
-        const int h = min(bh, rows - r0);
-        int rs[5];
-#pragma unroll
-        for (int i = 0; i < 5; ++i) rs[i] = rp[r0 + min(i, h)];
-        const int k0 = rs[0], n = rs[4] - rs[0];
-        auto row_of = [&](int k) {
-            int i = 0;
-#pragma unroll
-            for (int q = 1; q < 4; ++q) i += (q < h && rs[q] <= k) ? 1 : 0;
-            return i;
-        };
-        bool dup = false;
-        if (n <= BCCOO_RANK_ENTRIES) {
-            for (int k = k0 + lane; k < k0 + n; k += 32) {
-                if (k > rs[row_of(k)] && ci[k] == ci[k - 1]) dup = true;
-            }
-        }
-        if (n > BCCOO_RANK_ENTRIES || __any_sync(TESSERA_FULL_MASK, dup)) {
-            if (lane == 0) {
-                const unsigned nb = bccoo_walk(rp, ci, 0, r0, h, shift,
-                                               [&](int k, unsigned b) { lid[k] = b; });
-                count[br] = nb > 0 ? nb : 1u;
-            }
-            __syncwarp();
-            continue;
-        }
-        // The flags' exclusive prefix over the block row's entries: pre[m] for entry k0 + m,
-        // pre[n] the number of distinct block columns.
-        unsigned carry = 0;
-        for (int base = 0; base < n; base += 32) {
-            const int m = base + lane;
-            unsigned f = 0;
-            if (m < n) {
-                const int k = k0 + m, i = row_of(k);
-                const unsigned bc = (unsigned)ci[k] >> shift;
-                if (k == rs[i] || ((unsigned)ci[k - 1] >> shift) != bc) {
-                    bool earlier = false;
-                    for (int q = 0; q < i && !earlier; ++q) {
-                        int lo = rs[q], hi = rs[q + 1];
-                        while (lo < hi) {
-                            const int mid = (lo + hi) >> 1;
-                            if ((unsigned)ci[mid] < (bc << shift)) {
-                                lo = mid + 1;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                        earlier = lo < rs[q + 1] && ((unsigned)ci[lo] >> shift) == bc;
-                    }
-                    f = earlier ? 0u : 1u;
-                }
-            }
-            unsigned v = f;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const unsigned u = __shfl_up_sync(TESSERA_FULL_MASK, v, o);
-                if (lane >= o) v += u;
-            }
-            if (m < n) pre[m] = carry + v - f;
-            carry += __shfl_sync(TESSERA_FULL_MASK, v, 31);
-        }
-        if (lane == 0) pre[n] = carry;
-        __syncwarp();
-        for (int m = lane; m < n; m += 32) {
-            const int k = k0 + m;
-            const unsigned bc = (unsigned)ci[k] >> shift;
-            unsigned r = 0;
-            for (int q = 0; q < h; ++q) {
-                int lo = rs[q], hi = rs[q + 1];
-                while (lo < hi) {
-                    const int mid = (lo + hi) >> 1;
-                    if ((unsigned)ci[mid] < (bc << shift)) {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                r += pre[lo - k0] - pre[rs[q] - k0];
-            }
-            lid[k] = r;
-        }
-        if (lane == 0) count[br] = carry > 0 ? carry : 1u;
-        __syncwarp();
+        const unsigned n = bccoo_walk(rp, ci, 0, r0, min(bh, rows - r0), shift,
+                                      [&](int k, unsigned b) { lid[k] = b; });
+        count[br] = n > 0 ? n : 1u;
     }
 }
 

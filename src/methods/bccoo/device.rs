@@ -29,15 +29,18 @@ use std::sync::Arc;
 
 /// Threads per block of the facts, count and fill kernels (BCCOO_BUILD_THREADS in bccoo.cu).
 const THREADS: u32 = 256;
-/// Warps per block of the facts and count kernels, a (sampled) block row each.
+/// Warps per block of the facts kernel, a sampled block row each.
 const WARPS: usize = THREADS as usize / 32;
 /// u64 words `bccoo_facts` writes: 4 heights x 3 widths of blocks, the jumps and the far ones.
 const FACT_WORDS: usize = 14;
 /// Blocks of the facts kernel per block height, at most (grid-stride).
 const MAX_FACTS_GRID: usize = 1 << 14;
-/// Blocks per SM of the count kernel (a warp per block row, grid-stride), at most: a full SM
-/// (8 x 256 threads, 16 KiB of shared memory each).
-const COUNT_BLOCKS_PER_SM: usize = 8;
+/// Blocks per SM of the count kernel (a thread per block row, grid-stride), at most. Measured on
+/// an H200 (session 25, run E, named BCCOO's analyze of elasticity 48³, 110,592 block rows):
+/// with 432 blocks (3.3 per SM) the count read 1.68 GB for 103 MB of columns (ncu, run D) and
+/// the build took 3.4 ms (f32 and f64, medians); capped at 1 or 2 per SM, 2.4-2.6 ms; at 4,
+/// 3.4-3.5 ms. Elasticity 32³ (128 blocks) is under every cap.
+const COUNT_BLOCKS_PER_SM: usize = 2;
 /// Shared memory the fill stages a warp group's blocks in, at most (under the 48 KiB a launch
 /// gets without opting in, and small enough for several blocks per SM).
 const STAGE_BYTES: usize = 32 << 10;
@@ -166,8 +169,10 @@ pub(super) fn build<T: Scalar>(
         "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
+    // At most COUNT_BLOCKS_PER_SM blocks per SM, grid-stride: each thread walks its block row's
+    // rows at once, and more of them per SM evict each other's lines from the L1.
     let grid = nbr
-        .div_ceil(WARPS)
+        .div_ceil(THREADS as usize)
         .clamp(1, COUNT_BLOCKS_PER_SM * dev.sm_count().max(1) as usize);
     let args = KernelArgs::new()
         .push(rows as i32)
@@ -180,8 +185,8 @@ pub(super) fn build<T: Scalar>(
         .push(lid.addr());
     // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
     // const int* ci, unsigned* count, unsigned* lid): rp, ci are tessera's sound int32 CSR of
-    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; a warp per block
-    // row, grid-stride over the nbr block rows.
+    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; grid-stride over
+    // the nbr block rows.
     unsafe {
         launch(
             dev,
