@@ -597,7 +597,7 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
 // returns the number of blocks (0 for an empty block row).
 template <typename OnEntry>
 __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
-                                               const int *__restrict__ cs, int off, int r0, int h,
+                                               const int *__restrict__ ci, int r0, int h,
                                                int shift, OnEntry on_entry) {
     const unsigned mask = (1u << shift) - 1u;
     int head[4], end[4];
@@ -611,14 +611,14 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
         unsigned bc = 0xffffffffu;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            if (head[i] < end[i]) bc = min(bc, (unsigned)cs[head[i] - off] >> shift);
+            if (head[i] < end[i]) bc = min(bc, (unsigned)ci[head[i]] >> shift);
         }
         if (bc == 0xffffffffu) break;
         unsigned occ = 0;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             while (head[i] < end[i]) {
-                const unsigned c = (unsigned)cs[head[i] - off];
+                const unsigned c = (unsigned)ci[head[i]];
                 const unsigned pos = ((unsigned)i << shift) + (c & mask);
                 if ((c >> shift) != bc || (occ >> pos) & 1u) break;
                 occ |= 1u << pos;
@@ -643,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
         const int r0 = (int)(br * bh);
-        const unsigned n = bccoo_walk(rp, ci, 0, r0, min(bh, rows - r0), shift,
+        const unsigned n = bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift,
                                       [&](int k, unsigned b) { lid[k] = b; });
         count[br] = n > 0 ? n : 1u;
     }

@@ -316,8 +316,9 @@ fn device_build_products(target: Algorithm) -> f64 {
 /// for a matrix kept on the device without a host copy the CSR down as well ([`DEVICE_PER_LINK`]
 /// products per copy: 2,000 products for BRC from a host copy, 4,000 without one); a build on
 /// the device ([`BuildFrom::Device`]) moves no copies and costs `device_build_products`
-/// (40 products for BRC, 100 for TILE, 200 for BCCOO). The counts are independent of the matrix's size (a
-/// product reads the CSR once). `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at once).
+/// (40 products for BRC, 100 for TILE, 200 for BCCOO). The counts are independent of the
+/// matrix's size (a product reads the CSR once). `TESSERA_BACKGROUND_AFTER=n` sets it (`0`: at
+/// once).
 pub fn background_start_after(target: Algorithm, from: BuildFrom) -> u64 {
     if let Some(n) = std::env::var("TESSERA_BACKGROUND_AFTER")
         .ok()

@@ -66,24 +66,10 @@ fn load<T: Scalar>(dev: &Device, shape: Shape) -> Result<Kernels> {
 /// workspace ring for the smallest of them.
 #[derive(Debug)]
 struct OnDevice {
-    params: FormatParams,
-    rows: usize,
-    cols: usize,
-    nnz: usize,
-    threads: usize,
-    /// Logical blocks (before padding), and delta escapes beyond the first block of each tile.
-    blocks: usize,
-    escapes: usize,
+    /// The format's arrays and sizes.
+    a: Arrays,
     out_len: usize,
     slice_stride: usize,
-    bits: DeviceBuffer,
-    col: DeviceBuffer,
-    col_full: DeviceBuffer,
-    values: DeviceBuffer,
-    res_entry: DeviceBuffer,
-    slot: DeviceBuffer,
-    /// (workgroup size, its wg_info).
-    info: Vec<(u32, DeviceBuffer)>,
     /// Per slot: counter + one flag per workgroup (`1 + max_wg_count` words), all zero
     /// between calls.
     sync: DeviceBuffer,
@@ -104,6 +90,7 @@ struct OnDevice {
 
 /// A format's arrays on the device, however they were built (uploaded from format.rs's
 /// [`Bccoo`], or built on the device by `device.rs`), before the workspace.
+#[derive(Debug)]
 pub(super) struct Arrays {
     pub params: FormatParams,
     pub rows: usize,
@@ -111,8 +98,11 @@ pub(super) struct Arrays {
     pub nnz: usize,
     /// Block rows per slice.
     pub block_rows: usize,
+    /// Logical blocks (before padding).
     pub blocks: usize,
+    /// Threads (padded to the workgroup sizes).
     pub threads: usize,
+    /// Delta escapes beyond the first block of each tile.
     pub escapes: usize,
     pub bits: DeviceBuffer,
     pub col: DeviceBuffer,
@@ -242,22 +232,9 @@ impl OnDevice {
             .map_or(1, |n| n.clamp(1, slots));
         let tmp = DeviceBuffer::alloc(dev, tmp_slots * tmp_one, "BCCOO+ temporary buffer")?;
         Ok(OnDevice {
-            params: a.params,
-            rows: a.rows,
-            cols: a.cols,
-            nnz: a.nnz,
-            threads: a.threads,
-            blocks: a.blocks,
-            escapes: a.escapes,
+            a,
             out_len,
             slice_stride,
-            bits: a.bits,
-            col: a.col,
-            col_full: a.col_full,
-            values: a.values,
-            res_entry: a.res_entry,
-            slot: a.slot,
-            info: a.info,
             sync,
             carry,
             tmp,
@@ -269,13 +246,13 @@ impl OnDevice {
     }
 
     fn bytes(&self) -> usize {
-        self.bits.bytes()
-            + self.col.bytes()
-            + self.col_full.bytes()
-            + self.values.bytes()
-            + self.res_entry.bytes()
-            + self.slot.bytes()
-            + self.info.iter().map(|(_, b)| b.bytes()).sum::<usize>()
+        self.a.bits.bytes()
+            + self.a.col.bytes()
+            + self.a.col_full.bytes()
+            + self.a.values.bytes()
+            + self.a.res_entry.bytes()
+            + self.a.slot.bytes()
+            + self.a.info.iter().map(|(_, b)| b.bytes()).sum::<usize>()
             + self.sync.bytes()
             + self.carry.bytes()
             + self.tmp.bytes()
@@ -295,6 +272,7 @@ impl OnDevice {
         y: u64,
     ) -> Result<()> {
         let info = self
+            .a
             .info
             .iter()
             .find(|(w, _)| *w == p.wg)
@@ -305,11 +283,11 @@ impl OnDevice {
                     p.wg
                 ))
             })?;
-        let nwg = self.threads / p.wg as usize;
-        if nwg == 0 || self.nnz == 0 || p.format != self.params {
+        let nwg = self.a.threads / p.wg as usize;
+        if nwg == 0 || self.a.nnz == 0 || p.format != self.a.params {
             return Err(Error::Internal(format!(
                 "BCCOO launch of {p} over a format of {:?} with {nwg} workgroups",
-                self.params
+                self.a.params
             )));
         }
         if nwg > self.max_wgs {
@@ -320,7 +298,7 @@ impl OnDevice {
         }
         // This call's workspace slot (a BCCOO+ temporary buffer with fewer slots narrows the
         // ring).
-        let bccoo_plus = self.params.slices > 1;
+        let bccoo_plus = self.a.params.slices > 1;
         let ring = if bccoo_plus {
             self.slots.min(self.tmp_slots)
         } else {
@@ -348,25 +326,25 @@ impl OnDevice {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        let bccoo_plus = self.params.slices > 1;
-        let nwg = self.threads / p.wg as usize;
+        let bccoo_plus = self.a.params.slices > 1;
+        let nwg = self.a.threads / p.wg as usize;
         let sync = self.sync.addr() + (slot * (1 + self.max_wgs) * 4) as u64;
         let carry = self.carry.addr()
-            + (slot * self.max_wgs * self.params.shape.bh as usize * std::mem::size_of::<T>())
+            + (slot * self.max_wgs * self.a.params.shape.bh as usize * std::mem::size_of::<T>())
                 as u64;
         let tmp = self.tmp.addr()
             + ((slot % self.tmp_slots) * self.out_len * std::mem::size_of::<T>()) as u64;
         let (out, limit, a, b) = if bccoo_plus {
             (tmp, self.out_len as i64, T::ONE, T::ZERO)
         } else {
-            (y, self.rows as i64, alpha, beta)
+            (y, self.a.rows as i64, alpha, beta)
         };
         let args = KernelArgs::new()
-            .push(self.bits.addr())
-            .push(self.col.addr())
-            .push(self.col_full.addr())
-            .push(self.values.addr())
-            .push(self.res_entry.addr())
+            .push(self.a.bits.addr())
+            .push(self.a.col.addr())
+            .push(self.a.col_full.addr())
+            .push(self.a.values.addr())
+            .push(self.a.res_entry.addr())
             .push(info.addr())
             .push(sync)
             .push(carry)
@@ -375,7 +353,7 @@ impl OnDevice {
             .push(a)
             .push(b)
             .push(limit)
-            .push(self.cols as i32)
+            .push(self.a.cols as i32)
             .push(p.config_word());
         // SAFETY: bccoo_spmv_<T>(const void* bits, const void* col, const unsigned* col_full,
         // const T* values, const unsigned* res_entry, const unsigned char* wg_info,
@@ -400,14 +378,15 @@ impl OnDevice {
         };
         if bccoo_plus {
             let grid = self
+                .a
                 .rows
                 .div_ceil(COMBINE_BLOCK as usize)
                 .clamp(1, 32 * dev.sm_count().max(1) as usize);
             let args = KernelArgs::new()
                 .push(tmp)
                 .push(self.slice_stride as i64)
-                .push(self.params.slices as i32)
-                .push(self.rows as i64)
+                .push(self.a.params.slices as i32)
+                .push(self.a.rows as i64)
                 .push(y)
                 .push(alpha)
                 .push(beta);
@@ -565,38 +544,38 @@ impl<T: Scalar> BccooGpu<T> {
             crate::backend::cuda::copy_to_host(dev, stream, b.addr(), &mut v)?;
             Ok(v)
         }
-        let col = match on.params.col {
-            params::ColMode::U16 => ColArrays::U16(get(dev, stream, &on.col)?),
-            params::ColMode::U32 => ColArrays::U32(get(dev, stream, &on.col)?),
+        let col = match on.a.params.col {
+            params::ColMode::U16 => ColArrays::U16(get(dev, stream, &on.a.col)?),
+            params::ColMode::U32 => ColArrays::U32(get(dev, stream, &on.a.col)?),
             params::ColMode::Delta => ColArrays::Delta {
-                delta: get(dev, stream, &on.col)?,
-                full: get(dev, stream, &on.col_full)?,
+                delta: get(dev, stream, &on.a.col)?,
+                full: get(dev, stream, &on.a.col_full)?,
             },
         };
-        let mut values = vec![T::ZERO; on.values.bytes() / std::mem::size_of::<T>()];
-        crate::backend::cuda::copy_to_host(dev, stream, on.values.addr(), &mut values)?;
-        let info = on
-            .info
-            .iter()
-            .find(|(w, _)| *w == self.params.wg)
-            .map(|(_, b)| get(dev, stream, b))
-            .transpose()?
-            .unwrap_or_default();
+        let mut values = vec![T::ZERO; on.a.values.bytes() / std::mem::size_of::<T>()];
+        crate::backend::cuda::copy_to_host(dev, stream, on.a.values.addr(), &mut values)?;
+        let info =
+            on.a.info
+                .iter()
+                .find(|(w, _)| *w == self.params.wg)
+                .map(|(_, b)| get(dev, stream, b))
+                .transpose()?
+                .unwrap_or_default();
         let f = Bccoo {
-            params: on.params,
-            rows: on.rows,
-            cols: on.cols,
-            nnz: on.nnz,
-            block_rows: on.slice_stride / on.params.shape.bh as usize,
-            slice_width: on.cols,
-            blocks: on.blocks,
-            threads: on.threads,
-            bits: get(dev, stream, &on.bits)?,
+            params: on.a.params,
+            rows: on.a.rows,
+            cols: on.a.cols,
+            nnz: on.a.nnz,
+            block_rows: on.slice_stride / on.a.params.shape.bh as usize,
+            slice_width: on.a.cols,
+            blocks: on.a.blocks,
+            threads: on.a.threads,
+            bits: get(dev, stream, &on.a.bits)?,
             col,
             values,
-            res_entry: get(dev, stream, &on.res_entry)?,
-            value_slot: get(dev, stream, &on.slot)?,
-            escapes: on.escapes,
+            res_entry: get(dev, stream, &on.a.res_entry)?,
+            value_slot: get(dev, stream, &on.a.slot)?,
+            escapes: on.a.escapes,
         };
         Ok((f, info))
     }
@@ -637,8 +616,8 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for BccooGpu<T> {
         beta: T,
         y: u64,
     ) -> Result<()> {
-        if self.format.nnz == 0 {
-            return csr.scale(stream, self.format.rows, y, beta);
+        if self.format.a.nnz == 0 {
+            return csr.scale(stream, self.format.a.rows, y, beta);
         }
         self.format.run(
             csr.device(),
@@ -653,10 +632,10 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for BccooGpu<T> {
     }
 
     fn refresh_values(&self, csr: &GpuCsr<T>, stream: Stream) -> Result<()> {
-        if self.format.nnz == 0 {
+        if self.format.a.nnz == 0 {
             return Ok(());
         }
-        csr.scatter_values_into(stream, &self.format.slot, &self.format.values)
+        csr.scatter_values_into(stream, &self.format.a.slot, &self.format.a.values)
     }
 
     fn device_bytes(&self) -> usize {
@@ -708,7 +687,7 @@ impl<T: Scalar> Search<'_, T> {
 
     fn try_build(&mut self, p: &Params) -> Result<Candidate> {
         let fp = &p.format;
-        if !self.current.as_ref().is_some_and(|c| c.params == *fp) {
+        if !self.current.as_ref().is_some_and(|c| c.a.params == *fp) {
             self.current = None;
             let reuse = self
                 .blocked
