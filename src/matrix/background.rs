@@ -581,6 +581,13 @@ impl<M: Send + 'static> Forms<M> {
         }
         *st = State::Swapped { products, ms };
         bg.shared.done.store(true, Ordering::Release);
+        crate::backend::trace(2, || {
+            format!(
+                "{} swapped in at product {products} at {:.1} us",
+                bg.target,
+                crate::backend::trace_clock_us()
+            )
+        });
         let old = std::mem::replace(
             &mut *running,
             Running {

@@ -129,20 +129,23 @@ pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [
     if bytes == 0 {
         return Ok(());
     }
-    let _g = dev.enter()?;
-    // SAFETY: dst is bytes writable host bytes; src is readable device memory of at least that
-    // size (checked by the caller with check_device_accessible or owned by tessera).
-    check(
-        unsafe {
-            sys::cuMemcpyDtoHAsync_v2(
-                dst.as_mut_ptr().cast(),
-                src as sys::CUdeviceptr,
-                bytes,
-                stream.raw(),
-            )
-        },
-        "cuMemcpyDtoHAsync",
-    )?;
+    {
+        let _g = dev.enter()?;
+        // SAFETY: dst is bytes writable host bytes; src is readable device memory of at least
+        // that size (checked by the caller with check_device_accessible or owned by tessera).
+        check(
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(
+                    dst.as_mut_ptr().cast(),
+                    src as sys::CUdeviceptr,
+                    bytes,
+                    stream.raw(),
+                )
+            },
+            "cuMemcpyDtoHAsync",
+        )?;
+    }
+    // The wait outside the call's scope: a background thread's turn is not held through it.
     synchronize(dev, stream)
 }
 

@@ -34,6 +34,7 @@ pub mod nvrtc;
 mod pool;
 pub mod scan;
 mod stream;
+mod turn;
 
 pub use device::{Device, Function, Module};
 #[cfg(test)]
@@ -50,3 +51,4 @@ pub use stream::{
     check_stream, relax_capture_mode, synchronize, with_relaxed_capture, Event, OwnedStream, Ready,
     Stream, Timer,
 };
+pub use turn::as_background;
