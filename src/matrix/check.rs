@@ -601,20 +601,17 @@ fn light_build<T: Scalar>(
         Phases {
             fetch: |_: &Resources<T>| Ok(()),
             host: |()| Ok(()),
-            // Its driver calls take their turn ahead of the caller's launches (turn.rs).
             device: move |(), (dev, csr): Resources<T>| {
-                cuda::as_background(|| {
-                    cuda::relax_capture_mode()?;
-                    let own = OwnedStream::background(&dev)?;
-                    let req = Request::on_device(&stats, false);
-                    // Stream-ordered allocations: a cuMemAlloc here would stall the caller's
-                    // launches (memory.rs, allocating_on).
-                    let m = cuda::allocating_on(own.stream(), || {
-                        methods::prepare_gpu(target, &dev, own.stream(), &csr, &req)
-                    })?;
-                    own.synchronize()?;
-                    Ok(m)
-                })
+                cuda::relax_capture_mode()?;
+                let own = OwnedStream::new(&dev)?;
+                let req = Request::on_device(&stats, false);
+                // Stream-ordered allocations: a cuMemAlloc here would stall the caller's
+                // launches (memory.rs, allocating_on).
+                let m = cuda::allocating_on(own.stream(), || {
+                    methods::prepare_gpu(target, &dev, own.stream(), &csr, &req)
+                })?;
+                own.synchronize()?;
+                Ok(m)
             },
         },
         (dev.clone(), csr.clone()),

@@ -53,11 +53,11 @@ impl<T: Scalar> Matrix<T> {
             fetch: move |(dev, gcsr): &Resources<T>| match present {
                 _ if on_device => Ok(None),
                 Some(csr) => Ok(Some(csr)),
-                None => cuda::as_background(|| {
+                None => {
                     cuda::relax_capture_mode()?;
                     let own = OwnedStream::new(dev)?;
                     Ok(Some(Arc::new(gcsr.download(own.stream())?)))
-                }),
+                }
             },
             host: move |csr: Option<Arc<Csr<T>>>| {
                 let Some(csr) = csr else {
@@ -69,31 +69,28 @@ impl<T: Scalar> Matrix<T> {
                     None => HostHalf::Whole(csr, stats),
                 })
             },
-            // Its driver calls take their turn ahead of the caller's launches (turn.rs).
             device: move |half, (dev, gcsr): Resources<T>| {
-                cuda::as_background(|| {
-                    cuda::relax_capture_mode()?;
-                    let own = OwnedStream::background(&dev)?;
-                    // Stream-ordered allocations: a cuMemAlloc of the format would stall the
-                    // caller's launches for as long as it takes (memory.rs, allocating_on).
-                    let method = cuda::allocating_on(own.stream(), || match half {
-                        HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr),
-                        HostHalf::OnDevice => {
-                            let req = Request::on_device(&stats, deterministic);
-                            methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
-                        }
-                        HostHalf::Whole(csr, stats) => {
-                            let req = Request::fixed_rule(&csr, &stats, deterministic);
-                            methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
-                        }
-                    })?;
-                    own.synchronize()?;
-                    // The events of the trial this form gets when it swaps in (without them, none).
-                    if let Some(t) = &trial {
-                        let _ = t.prepare(&dev);
+                cuda::relax_capture_mode()?;
+                let own = OwnedStream::new(&dev)?;
+                // Stream-ordered allocations: a cuMemAlloc of the format would stall the
+                // caller's launches for as long as it takes (memory.rs, allocating_on).
+                let method = cuda::allocating_on(own.stream(), || match half {
+                    HostHalf::Built(b) => b.upload(&dev, own.stream(), &gcsr),
+                    HostHalf::OnDevice => {
+                        let req = Request::on_device(&stats, deterministic);
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
                     }
-                    Ok(method)
-                })
+                    HostHalf::Whole(csr, stats) => {
+                        let req = Request::fixed_rule(&csr, &stats, deterministic);
+                        methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
+                    }
+                })?;
+                own.synchronize()?;
+                // The events of the trial this form gets when it swaps in (without them, none).
+                if let Some(t) = &trial {
+                    let _ = t.prepare(&dev);
+                }
+                Ok(method)
             },
         };
         // The device handles reach the worker only for its fetch (under the lock a canceller

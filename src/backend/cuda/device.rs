@@ -51,8 +51,6 @@ pub struct Device {
     /// tessera's memory pool (unless `TESSERA_ALLOC_POOL=0`), made at the first allocation;
     /// None inside where the device has no pools.
     pub(super) pool: std::sync::OnceLock<Option<super::pool::Pool>>,
-    /// Background threads' turn at the driver ([`super::turn`]).
-    turn: super::turn::Turn,
 }
 
 /// The device's scratch memory: its address (0 until first used) and whether it is known to
@@ -89,13 +87,6 @@ impl std::fmt::Debug for Device {
             self.ordinal, self.name, self.cc.0, self.cc.1, self.sm_count
         )
     }
-}
-
-/// A driver call's scope ([`Device::enter`]): the context made current and, on a background
-/// thread, the device's turn; the turn is given back last.
-pub(crate) struct Entered<'a> {
-    _ctx: CtxGuard,
-    _turn: Option<super::turn::TurnGuard<'a>>,
 }
 
 /// Makes a context current for a scope, restoring the previous one on drop. When the context
@@ -266,7 +257,6 @@ impl Device {
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
             pool: std::sync::OnceLock::new(),
-            turn: super::turn::Turn::default(),
         })
     }
 
@@ -304,21 +294,8 @@ impl Device {
     }
 
     /// Makes this device's context current on the calling thread until the guard drops (a
-    /// push and a pop, unless it is current already), for a driver call: a background thread
-    /// ([`super::as_background`]) holds the device's turn meanwhile, and another thread waits
-    /// for a background thread's turn first (bounded: [`super::turn`]).
-    pub(crate) fn enter(&self) -> Result<Entered<'_>> {
-        let turn = self.turn.enter();
-        Ok(Entered {
-            _ctx: CtxGuard::enter(self.ctx)?,
-            _turn: turn,
-        })
-    }
-
-    /// [`Device::enter`] for a call that waits for the device (a stream's or an event's
-    /// synchronisation): no turn is taken or waited for, so a background thread waiting for
-    /// the GPU never holds up another thread's calls.
-    pub(crate) fn enter_to_wait(&self) -> Result<CtxGuard> {
+    /// push and a pop, unless it is current already).
+    pub(crate) fn enter(&self) -> Result<CtxGuard> {
         CtxGuard::enter(self.ctx)
     }
 

@@ -20,7 +20,6 @@ fn candidates(name: &str) -> Vec<String> {
 /// driver is a NO_DEVICE sentence rather than a panic; a unit test keeps the list complete.
 pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxGetCurrent",
-    "cuCtxGetStreamPriorityRange",
     "cuCtxPopCurrent_v2",
     "cuCtxPushCurrent_v2",
     "cuCtxSynchronize",
@@ -47,6 +46,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemAllocAsync",
     "cuMemAllocFromPoolAsync",
     "cuMemFreeHost",
+    "cuMemFreeAsync",
     "cuMemFree_v2",
     "cuMemGetInfo_v2",
     "cuMemHostAlloc",
@@ -66,7 +66,6 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuFuncSetAttribute",
     "cuPointerGetAttributes",
     "cuStreamCreate",
-    "cuStreamCreateWithPriority",
     "cuStreamDestroy_v2",
     "cuStreamGetCtx",
     "cuStreamIsCapturing",

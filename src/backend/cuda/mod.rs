@@ -34,7 +34,6 @@ pub mod nvrtc;
 mod pool;
 pub mod scan;
 mod stream;
-mod turn;
 
 pub use device::{Device, Function, Module};
 #[cfg(test)]
@@ -51,4 +50,3 @@ pub use stream::{
     check_stream, relax_capture_mode, synchronize, with_relaxed_capture, Event, OwnedStream, Ready,
     Stream, Timer,
 };
-pub use turn::as_background;

@@ -57,7 +57,7 @@ pub fn check_stream(dev: &Device, stream: usize) -> Result<()> {
 
 /// Waits for all work queued on `stream`.
 pub fn synchronize(dev: &Device, stream: Stream) -> Result<()> {
-    let _g = dev.enter_to_wait()?;
+    let _g = dev.enter()?;
     // SAFETY: stream is the default stream or a checked stream of this context.
     check(
         unsafe { sys::cuStreamSynchronize(stream.raw()) },
@@ -80,44 +80,14 @@ unsafe impl Sync for OwnedStream {}
 impl OwnedStream {
     /// A new non-blocking stream of `dev`'s context.
     pub fn new(dev: &Arc<Device>) -> Result<Self> {
-        Self::with_priority(dev, false)
-    }
-
-    /// A new non-blocking stream of the device's greatest priority, for a format built beside
-    /// the caller's products: the GPU starts its kernels' blocks before those of the products
-    /// queued ahead of them, so the build is done (and swaps in) after its own GPU time rather
-    /// than after the products the caller queued meanwhile. `TESSERA_BACKGROUND_PRIORITY=0`:
-    /// the default priority.
-    pub fn background(dev: &Arc<Device>) -> Result<Self> {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let on = *ON.get_or_init(|| {
-            std::env::var("TESSERA_BACKGROUND_PRIORITY").map_or(true, |v| v.trim() != "0")
-        });
-        Self::with_priority(dev, on)
-    }
-
-    fn with_priority(dev: &Arc<Device>, greatest: bool) -> Result<Self> {
         let _g = dev.enter()?;
-        let (mut least, mut most) = (0, 0);
-        if greatest {
-            // SAFETY: context current; valid out-pointers.
-            check(
-                unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut most) },
-                "cuCtxGetStreamPriorityRange",
-            )?;
-        }
         let mut s = std::ptr::null_mut();
-        // SAFETY: context current; s is a valid out-pointer; `most` is in the context's range
-        // (0, the default, when not asked for).
+        // SAFETY: context current; s is a valid out-pointer.
         check(
             unsafe {
-                sys::cuStreamCreateWithPriority(
-                    &mut s,
-                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                    most,
-                )
+                sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
             },
-            "cuStreamCreateWithPriority",
+            "cuStreamCreate",
         )?;
         Ok(OwnedStream {
             stream: Stream(s as usize),
@@ -371,7 +341,7 @@ impl Event {
 
     /// Waits for the event.
     pub fn synchronize(&self) -> Result<()> {
-        let _g = self.dev.enter_to_wait()?;
+        let _g = self.dev.enter()?;
         // SAFETY: live event.
         check(
             unsafe { sys::cuEventSynchronize(self.ev) },
