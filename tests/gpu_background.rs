@@ -452,11 +452,13 @@ fn stream_ordered_allocations_are_usable_on_any_stream_at_once() {
     }
 }
 
-/// A background build frees its temporaries in its own stream's order: it never waits for
-/// products queued on other streams. (Each free used to wait for the whole device first: BCCOO's
-/// build beside a caller far ahead of the GPU on 3D elasticity took 7-10 ms where its kernels
-/// took 0.7-1.5 ms, session 26.) TILE's device build of a dense matrix finishes while a queue of
-/// products of a large matrix, about 50 ms of GPU work, still runs on another stream.
+/// A background build never waits for products queued on other streams: it frees its
+/// temporaries in its own stream's order (each free used to wait for the whole device first:
+/// BCCOO's build beside a caller far ahead of the GPU on 3D elasticity took 7-10 ms where its
+/// kernels took 0.7-1.5 ms, session 26), and its stream has the device's greatest priority (at
+/// the default one its kernels ran after the products queued before them). TILE's device build
+/// of a dense matrix finishes while a queue of products of a large matrix, about 50 ms of GPU
+/// work, still runs on another stream.
 #[test]
 fn a_background_build_never_waits_for_products_queued_on_other_streams() {
     let _device = whole_device();

@@ -71,7 +71,9 @@ impl<T: Scalar> Matrix<T> {
             },
             device: move |half, (dev, gcsr): Resources<T>| {
                 cuda::relax_capture_mode()?;
-                let own = OwnedStream::new(&dev)?;
+                // The device's greatest priority: its kernels go ahead of the products queued
+                // before them (OwnedStream::background).
+                let own = OwnedStream::background(&dev)?;
                 // Stream-ordered allocations: a cuMemAlloc of the format would stall the
                 // caller's launches for as long as it takes (memory.rs, allocating_on).
                 let method = cuda::allocating_on(own.stream(), || match half {

@@ -20,6 +20,7 @@ fn candidates(name: &str) -> Vec<String> {
 /// driver is a NO_DEVICE sentence rather than a panic; a unit test keeps the list complete.
 pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxGetCurrent",
+    "cuCtxGetStreamPriorityRange",
     "cuCtxPopCurrent_v2",
     "cuCtxPushCurrent_v2",
     "cuCtxSynchronize",
@@ -66,6 +67,7 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuFuncSetAttribute",
     "cuPointerGetAttributes",
     "cuStreamCreate",
+    "cuStreamCreateWithPriority",
     "cuStreamDestroy_v2",
     "cuStreamGetCtx",
     "cuStreamIsCapturing",
