@@ -455,10 +455,11 @@ fn stream_ordered_allocations_are_usable_on_any_stream_at_once() {
 /// A background build never waits for products queued on other streams: it frees its
 /// temporaries in its own stream's order (each free used to wait for the whole device first:
 /// BCCOO's build beside a caller far ahead of the GPU on 3D elasticity took 7-10 ms where its
-/// kernels took 0.7-1.5 ms, session 26), and its stream has the device's greatest priority (at
-/// the default one its kernels ran after the products queued before them). TILE's device build
-/// of a dense matrix finishes while a queue of products of a large matrix, about 50 ms of GPU
-/// work, still runs on another stream.
+/// kernels took 0.7-1.5 ms, session 26). TILE's device build of a dense matrix finishes while a
+/// queue of products of a large matrix, about 50 ms of GPU work, still runs on another stream.
+/// Its kernels are loaded by a first build before the queue: the first load of a module waits
+/// for everything queued on the device, which AUTO's analyze has done early instead
+/// (`methods::preload_gpu`).
 #[test]
 fn a_background_build_never_waits_for_products_queued_on_other_streams() {
     let _device = whole_device();
@@ -474,6 +475,10 @@ fn a_background_build_never_waits_for_products_queued_on_other_streams() {
     let x = DeviceVec::from_slice(&dev, &x_for(big.cols(), 5)).unwrap();
     let y = DeviceVec::from_slice(&dev, &vec![0.0; big.rows()]).unwrap();
     let mut m = on_device(&h, &dense);
+    m.analyze_then(&h, Algorithm::Hola, Algorithm::Tile, None)
+        .unwrap();
+    m.finish_background(&h).unwrap();
+    assert_eq!(m.info().algorithm, Algorithm::Tile, "{}", m.info().params);
     let queued = std::time::Instant::now();
     for _ in 0..2000 {
         q.spmv_device(&hq, Operation::NonTranspose, 1.0, x.addr(), 0.0, y.addr())

@@ -603,9 +603,7 @@ fn light_build<T: Scalar>(
             host: |()| Ok(()),
             device: move |(), (dev, csr): Resources<T>| {
                 cuda::relax_capture_mode()?;
-                // The device's greatest priority: its kernels go ahead of the products queued
-                // before them (OwnedStream::background).
-                let own = OwnedStream::background(&dev)?;
+                let own = OwnedStream::new(&dev)?;
                 let req = Request::on_device(&stats, false);
                 // Stream-ordered allocations: a cuMemAlloc here would stall the caller's
                 // launches (memory.rs, allocating_on).

@@ -40,6 +40,15 @@ impl<T: Scalar> Matrix<T> {
             OnDevice,
         }
         type Resources<T> = (Arc<cuda::Device>, Arc<GpuCsr<T>>);
+        // The kernels the build will run, loaded now on a worker, while the device has little
+        // queued: a first load waits for everything queued on the device, and the build starts
+        // only after `after` products the caller may have queued far ahead of the GPU.
+        let (pdev, ptarget) = (dev.clone(), target);
+        let _ = super::workers::run(Box::new(move || {
+            if cuda::relax_capture_mode().is_ok() {
+                let _ = methods::preload_gpu(ptarget, &pdev);
+            }
+        }));
         let present = self.csr.clone();
         let sm = dev.sm_count();
         // Only a format of its own is tried against the method it replaces.
@@ -71,9 +80,7 @@ impl<T: Scalar> Matrix<T> {
             },
             device: move |half, (dev, gcsr): Resources<T>| {
                 cuda::relax_capture_mode()?;
-                // The device's greatest priority: its kernels go ahead of the products queued
-                // before them (OwnedStream::background).
-                let own = OwnedStream::background(&dev)?;
+                let own = OwnedStream::new(&dev)?;
                 // Stream-ordered allocations: a cuMemAlloc of the format would stall the
                 // caller's launches for as long as it takes (memory.rs, allocating_on).
                 let method = cuda::allocating_on(own.stream(), || match half {

@@ -80,46 +80,14 @@ unsafe impl Sync for OwnedStream {}
 impl OwnedStream {
     /// A new non-blocking stream of `dev`'s context.
     pub fn new(dev: &Arc<Device>) -> Result<Self> {
-        Self::with_priority(dev, false)
-    }
-
-    /// A new non-blocking stream of the device's greatest priority, for a format built beside
-    /// the caller's products: the GPU dispatches its kernels' blocks ahead of those of the
-    /// products queued before them, so the build takes about its own GPU time. At the default
-    /// priority a caller queuing ahead of the GPU held it up: BCCOO's build of 3D elasticity
-    /// 48³ f64 beside BRC's products read its count back 6.5 ms after queuing it and finished
-    /// 17 ms after it began, 2.3 ms alone (session 26, run B). `TESSERA_BACKGROUND_PRIORITY=0`:
-    /// the default priority.
-    pub fn background(dev: &Arc<Device>) -> Result<Self> {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let on = *ON.get_or_init(|| {
-            std::env::var("TESSERA_BACKGROUND_PRIORITY").map_or(true, |v| v.trim() != "0")
-        });
-        Self::with_priority(dev, on)
-    }
-
-    fn with_priority(dev: &Arc<Device>, greatest: bool) -> Result<Self> {
         let _g = dev.enter()?;
-        let (mut least, mut most) = (0, 0);
-        if greatest {
-            // SAFETY: context current; valid out-pointers.
-            check(
-                unsafe { sys::cuCtxGetStreamPriorityRange(&mut least, &mut most) },
-                "cuCtxGetStreamPriorityRange",
-            )?;
-        }
         let mut s = std::ptr::null_mut();
-        // SAFETY: context current; s is a valid out-pointer; `most` is in the context's range
-        // (0, the default, when not asked for).
+        // SAFETY: context current; s is a valid out-pointer.
         check(
             unsafe {
-                sys::cuStreamCreateWithPriority(
-                    &mut s,
-                    sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32,
-                    most,
-                )
+                sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
             },
-            "cuStreamCreateWithPriority",
+            "cuStreamCreate",
         )?;
         Ok(OwnedStream {
             stream: Stream(s as usize),
