@@ -503,11 +503,17 @@ fn a_background_build_never_waits_for_products_queued_on_other_streams() {
         sys::CUresult::CUDA_SUCCESS
     );
     let all = queued + built;
-    assert!(
-        still_running,
-        "{name}: TILE's background build ({built:?}) waited for the 2,000 products queued on another stream ({queued:?} to queue, done {:?} after the first, {r:?})",
-        all
-    );
+    // compute-sanitizer runs kernels one at a time: there the claim cannot hold, and the rest
+    // (the build, its swap and its products) is still checked.
+    if std::env::vars_os().any(|(k, _)| k.to_string_lossy().starts_with("NV_SANITIZER_")) {
+        eprintln!("under compute-sanitizer: the build's overlap with the queue is not asserted");
+    } else {
+        assert!(
+            still_running,
+            "{name}: TILE's background build ({built:?}) waited for the 2,000 products queued on another stream ({queued:?} to queue, done {:?} after the first, {r:?})",
+            all
+        );
+    }
     m.finish_background(&h).unwrap();
     assert_eq!(m.info().algorithm, Algorithm::Tile, "{}", m.info().params);
     product(
