@@ -97,27 +97,18 @@ pub fn needs_host_csr(alg: Algorithm, tuning: Tuning, stats: &RowStats) -> bool 
     }
 }
 
-/// Loads the kernels a background build of `alg` from `csr` on the device runs, its build's
-/// and its products' (BCCOO's products are specialised by the block shape the fixed rule
-/// chooses from the matrix's facts: sampled for this): AUTO's analyze has this done at once, on
-/// a worker, while the device has little queued, for a first load of a module waits for
-/// everything queued on the device (`Module::load_all`).
-pub fn preload_gpu<T: Scalar>(
-    alg: Algorithm,
-    dev: &Arc<Device>,
-    csr: &GpuCsr<T>,
-    host: Option<&Csr<T>>,
-    stats: &RowStats,
-) -> Result<()> {
-    match alg {
-        Algorithm::Brc => dev.preload(&KernelSpec::new(&brc::params::KERNELS, &[])?),
-        Algorithm::Tile => dev.preload(&KernelSpec::new(&tile::params::KERNELS, &[])?),
-        Algorithm::Bccoo => {
-            dev.preload(&KernelSpec::new(&bccoo::params::KERNELS, &[1, 1])?)?;
-            bccoo::cuda::BccooGpu::preload(dev, csr, host, stats)
-        }
-        _ => Ok(()),
-    }
+/// Loads the kernels a background build of `alg` on the device runs (its build's and its
+/// products'; BCCOO's products are specialised by a block shape its build chooses: only the
+/// build's): AUTO's analyze has this done at once, on a worker, while the device has little
+/// queued, for a load waits for everything queued on the device (`Module::load_all`).
+pub fn preload_gpu(alg: Algorithm, dev: &Device) -> Result<()> {
+    let spec = match alg {
+        Algorithm::Brc => KernelSpec::new(&brc::params::KERNELS, &[])?,
+        Algorithm::Tile => KernelSpec::new(&tile::params::KERNELS, &[])?,
+        Algorithm::Bccoo => KernelSpec::new(&bccoo::params::KERNELS, &[1, 1])?,
+        _ => return Ok(()),
+    };
+    dev.preload(&spec)
 }
 
 /// A method's format on the host, run by its `reference.rs`: the host backend and the oracle.

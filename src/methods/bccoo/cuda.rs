@@ -416,36 +416,6 @@ impl<T: Scalar> std::fmt::Debug for BccooGpu<T> {
 }
 
 impl<T: Scalar> BccooGpu<T> {
-    /// Loads the product kernels the fixed rule's format of this matrix will run, for AUTO's
-    /// preload at analyze (`methods::preload_gpu`): their block shape comes from the facts
-    /// (from `host` when there is a host copy, else sampled on the device on a stream of its
-    /// own, as the device build samples them), and a first load of a module waits for
-    /// everything queued on the device.
-    pub fn preload(
-        dev: &Arc<Device>,
-        csr: &GpuCsr<T>,
-        host: Option<&Csr<T>>,
-        stats: &crate::csr::RowStats,
-    ) -> Result<()> {
-        let facts = match host {
-            Some(h) => format::facts(h),
-            None if !csr.index64() && device::builds_on_device(stats) => {
-                let own = crate::backend::cuda::OwnedStream::new(dev)?;
-                let f = crate::backend::cuda::allocating_on(own.stream(), || {
-                    device::facts(dev, own.stream(), csr)
-                })?;
-                own.synchronize()?;
-                f
-            }
-            None => return Ok(()),
-        };
-        let shape = params::fixed_rule(&facts, dev.sm_count()).format.shape;
-        dev.preload(&KernelSpec::new(
-            &params::KERNELS,
-            &[shape.bw as i64, shape.bh as i64],
-        )?)
-    }
-
     /// Chooses the parameters (fixed rule, or by timing with `tuning`; ONLINE is treated as
     /// QUICK), builds the format on the host, uploads it and loads its kernel. With
     /// TUNING_NONE for a matrix kept on the device (no host copy), the facts, the fixed rule's
