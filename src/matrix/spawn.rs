@@ -43,10 +43,10 @@ impl<T: Scalar> Matrix<T> {
         // The kernels the build will run, loaded now on a worker, while the device has little
         // queued: a first load waits for everything queued on the device, and the build starts
         // only after `after` products the caller may have queued far ahead of the GPU.
-        let (pdev, ptarget) = (dev.clone(), target);
+        let pdev = dev.clone();
         let _ = super::workers::run(Box::new(move || {
             if cuda::relax_capture_mode().is_ok() {
-                let _ = methods::preload_gpu(ptarget, &pdev);
+                let _ = methods::preload_gpu(target, &pdev);
             }
         }));
         let present = self.csr.clone();

@@ -105,7 +105,7 @@ pub fn preload_gpu(alg: Algorithm, dev: &Device) -> Result<()> {
     let spec = match alg {
         Algorithm::Brc => KernelSpec::new(&brc::params::KERNELS, &[])?,
         Algorithm::Tile => KernelSpec::new(&tile::params::KERNELS, &[])?,
-        Algorithm::Bccoo => KernelSpec::new(&bccoo::params::KERNELS, &[1, 1])?,
+        Algorithm::Bccoo => bccoo::device::build_spec()?,
         _ => return Ok(()),
     };
     dev.preload(&spec)

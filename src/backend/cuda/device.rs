@@ -435,7 +435,12 @@ impl Device {
         let t = std::time::Instant::now();
         let m = self.module(spec)?;
         if !m.all_loaded.swap(true, std::sync::atomic::Ordering::AcqRel) {
-            m.load_all()?;
+            if let Err(e) = m.load_all() {
+                // A later preload tries again.
+                m.all_loaded
+                    .store(false, std::sync::atomic::Ordering::Release);
+                return Err(e);
+            }
             crate::backend::trace(2, || {
                 format!(
                     "{} {:?} preloaded in {:.1} us",

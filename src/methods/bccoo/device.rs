@@ -56,8 +56,12 @@ pub fn builds_on_device(stats: &RowStats) -> bool {
 }
 
 /// The kernels of the device build: compiled in the 1x1 specialisation only (bccoo.cu).
+pub fn build_spec() -> Result<KernelSpec> {
+    KernelSpec::new(&params::KERNELS, &[1, 1])
+}
+
 fn module(dev: &Arc<Device>) -> Result<Arc<crate::backend::cuda::Module>> {
-    dev.module(&KernelSpec::new(&params::KERNELS, &[1, 1])?)
+    dev.module(&build_spec()?)
 }
 
 /// The facts the fixed rule starts from (format/facts.rs's [`format::facts`], the same
