@@ -603,6 +603,8 @@ fn light_build<T: Scalar>(
             host: |()| Ok(()),
             device: move |(), (dev, csr): Resources<T>| {
                 cuda::relax_capture_mode()?;
+                // The context current for the whole half (spawn.rs says why).
+                let _current = dev.enter()?;
                 let own = OwnedStream::new(&dev)?;
                 let req = Request::on_device(&stats, false);
                 // Stream-ordered allocations: a cuMemAlloc here would stall the caller's

@@ -46,6 +46,7 @@ impl<T: Scalar> Matrix<T> {
         let pdev = dev.clone();
         let _ = super::workers::run(Box::new(move || {
             if cuda::relax_capture_mode().is_ok() {
+                let _current = pdev.enter();
                 let _ = methods::preload_gpu(target, &pdev);
             }
         }));
@@ -64,6 +65,7 @@ impl<T: Scalar> Matrix<T> {
                 Some(csr) => Ok(Some(csr)),
                 None => {
                     cuda::relax_capture_mode()?;
+                    let _current = dev.enter()?;
                     let own = OwnedStream::new(dev)?;
                     Ok(Some(Arc::new(gcsr.download(own.stream())?)))
                 }
@@ -79,8 +81,13 @@ impl<T: Scalar> Matrix<T> {
                 })
             },
             device: move |half, (dev, gcsr): Resources<T>| {
+                crate::backend::span_start();
                 cuda::relax_capture_mode()?;
+                // The context current for the whole half: each driver call below then finds it
+                // so, instead of pushing and popping it around every call on this thread.
+                let _current = dev.enter()?;
                 let own = OwnedStream::new(&dev)?;
+                crate::backend::span("bg: stream");
                 // Stream-ordered allocations: a cuMemAlloc of the format would stall the
                 // caller's launches for as long as it takes (memory.rs, allocating_on).
                 let method = cuda::allocating_on(own.stream(), || match half {
@@ -94,11 +101,20 @@ impl<T: Scalar> Matrix<T> {
                         methods::prepare_gpu(target, &dev, own.stream(), &gcsr, &req)
                     }
                 })?;
+                crate::backend::span("bg: built");
                 own.synchronize()?;
+                crate::backend::span("bg: synchronized");
                 // The events of the trial this form gets when it swaps in (without them, none).
                 if let Some(t) = &trial {
                     let _ = t.prepare(&dev);
                 }
+                crate::backend::span("bg: trial events");
+                drop(own);
+                crate::backend::span("bg: stream back");
+                crate::backend::spans(&format!(
+                    "worker's device half of {target} (ends at {:.1} us)",
+                    crate::backend::trace_clock_us()
+                ));
                 Ok(method)
             },
         };

@@ -48,6 +48,11 @@ pub struct Device {
     /// `Event::for_ordering` (each `cuEventCreate` is a driver call on analyze's path: HOLA's
     /// carry ring takes four). Raw handles, destroyed with the device.
     pub(super) spare_events: Mutex<Vec<usize>>,
+    /// Non-blocking streams given back by dropped [`super::OwnedStream`]s, for the next
+    /// background build (a `cuStreamCreate` and `cuStreamDestroy` per build held the caller's
+    /// launches up for tens to hundreds of microseconds; session 27). Raw handles, at most
+    /// [`SPARE_STREAMS`], destroyed with the device.
+    pub(super) spare_streams: Mutex<Vec<usize>>,
     /// tessera's memory pool (unless `TESSERA_ALLOC_POOL=0`), made at the first allocation;
     /// None inside where the device has no pools.
     pub(super) pool: std::sync::OnceLock<Option<super::pool::Pool>>,
@@ -256,6 +261,7 @@ impl Device {
             staging: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
+            spare_streams: Mutex::new(Vec::new()),
             pool: std::sync::OnceLock::new(),
         })
     }
@@ -567,6 +573,20 @@ impl Drop for Device {
                 }
             }
         }
+        let streams = std::mem::take(
+            self.spare_streams
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        if !streams.is_empty() {
+            if let Ok(_g) = self.enter() {
+                for s in streams {
+                    // SAFETY: streams created in this context, given back by their owners after
+                    // their work, destroyed once.
+                    let _ = unsafe { sys::cuStreamDestroy_v2(s as sys::CUstream) };
+                }
+            }
+        }
         if scratch != 0 {
             if let Ok(_g) = self.enter() {
                 // SAFETY: our allocation in this context; nothing uses it after the device.
@@ -592,6 +612,10 @@ impl Drop for Device {
         let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.cu) };
     }
 }
+
+/// Streams a device keeps for later background builds ([`Device::spare_streams`]): builds run
+/// one or two at a time.
+pub(super) const SPARE_STREAMS: usize = 4;
 
 /// A loaded CUBIN module.
 pub struct Module {

@@ -66,7 +66,8 @@ pub fn synchronize(dev: &Device, stream: Stream) -> Result<()> {
 }
 
 /// A stream tessera creates for its own work off the caller's streams (a format built in the
-/// background): non-blocking (it never waits for the legacy default stream), destroyed on drop.
+/// background): non-blocking (it never waits for the legacy default stream), given back to its
+/// device on drop for the next one.
 pub struct OwnedStream {
     stream: Stream,
     dev: Arc<Device>,
@@ -78,8 +79,20 @@ unsafe impl Send for OwnedStream {}
 unsafe impl Sync for OwnedStream {}
 
 impl OwnedStream {
-    /// A new non-blocking stream of `dev`'s context.
+    /// A non-blocking stream of `dev`'s context: one a dropped `OwnedStream` gave back, else a
+    /// new one.
     pub fn new(dev: &Arc<Device>) -> Result<Self> {
+        let spare = dev
+            .spare_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        if let Some(s) = spare {
+            return Ok(OwnedStream {
+                stream: Stream(s),
+                dev: dev.clone(),
+            });
+        }
         let _g = dev.enter()?;
         let mut s = std::ptr::null_mut();
         // SAFETY: context current; s is a valid out-pointer.
@@ -107,7 +120,21 @@ impl OwnedStream {
 }
 
 impl Drop for OwnedStream {
+    /// Gives the stream back to its device for the next build (up to
+    /// [`super::device::SPARE_STREAMS`]; work still queued on it, from a build that failed half
+    /// way, only runs before the next user's), else destroys it.
     fn drop(&mut self) {
+        {
+            let mut spare = self
+                .dev
+                .spare_streams
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if spare.len() < super::device::SPARE_STREAMS {
+                spare.push(self.stream.0);
+                return;
+            }
+        }
         if let Ok(_g) = self.dev.enter() {
             // SAFETY: the stream was created in this context and is destroyed once.
             let _ = unsafe { sys::cuStreamDestroy_v2(self.stream.raw()) };

@@ -122,6 +122,7 @@ pub fn sampled_counts<T: Scalar>(
     };
     let mut r = [0u64; FACT_WORDS];
     copy_to_host(dev, stream, out.addr(), &mut r)?;
+    crate::backend::span("bccoo: facts read back");
     let mut c = SampledCounts::default();
     for (bh, row) in c.blocks.iter_mut().enumerate() {
         row.copy_from_slice(&r[3 * bh..3 * bh + 3]);
@@ -205,8 +206,10 @@ pub(super) fn build<T: Scalar>(
     let queued = us(t0);
     // The value map's size is known before the count reports: allocated while it runs.
     let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "BCCOO's value map (built on the device)")?;
+    crate::backend::span("bccoo: count queued, value map");
     let mut total = [0u64; 1];
     copy_to_host(dev, stream, res.addr(), &mut total)?;
+    crate::backend::span("bccoo: count read back");
     let read = us(t0);
     let blocks = total[0] as usize;
     let (tile, wg) = (fp.tile as usize, p.wg as usize);
@@ -301,9 +304,11 @@ pub(super) fn build<T: Scalar>(
     // blocks of wg threads = `threads` format threads of `tile` blocks; bits holds threads *
     // words words of word_bits, res_entry threads + 1 u32, wg_info nwg bytes; ends is start.
     unsafe { launch(dev, &m.function("bccoo_tiles")?, nwg, p.wg, stream, args)? };
+    crate::backend::span("bccoo: fill and tiles queued");
     let filled = us(t0);
     let mut esc = [0u64; 1];
     copy_to_host(dev, stream, res.addr() + 8, &mut esc)?;
+    crate::backend::span("bccoo: escapes read back");
     trace(2, || {
         format!(
             "BCCOO's device build of {nbr} block rows: count and scan queued at {queued:.1} us, read back at {read:.1} us, fill and tiles queued at {filled:.1} us, done at {:.1} us",

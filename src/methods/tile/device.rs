@@ -65,6 +65,7 @@ pub(super) fn build<T: Scalar>(
     let t0 = std::time::Instant::now();
     let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
     let m = dev.module(&KernelSpec::new(&params::KERNELS, &[])?)?;
+    crate::backend::span("tile: module");
     let (rows, cols, nnz) = (csr.rows(), csr.cols(), csr.nnz());
     let (trows, tcols) = (rows.div_ceil(TILE), cols.div_ceil(TILE));
     let grid = trows * tcols;
@@ -81,7 +82,9 @@ pub(super) fn build<T: Scalar>(
         ],
         "TILE's device build (tile census, row census, totals, scan workspace)",
     )?;
+    crate::backend::span("tile: temporaries");
     res.zero(stream)?;
+    crate::backend::span("tile: zero");
     let halves_per_block = THREADS as usize / 16;
     let args = KernelArgs::new()
         .push(rows as i32)
@@ -112,6 +115,7 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
+    crate::backend::span("tile: census");
     let total = |i: usize| res.addr() + 8 * i as u64;
     exclusive_scan(
         dev,
@@ -120,6 +124,7 @@ pub(super) fn build<T: Scalar>(
         total(CENSUS_WORDS),
         work.addr(),
     )?;
+    crate::backend::span("tile: scan");
     let small = params::SMALL_GRID_TBALANCE;
     let args = KernelArgs::new()
         .push(trows as i64)
@@ -141,6 +146,7 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
+    crate::backend::span("tile: rows census");
     exclusive_scan(
         dev,
         stream,
@@ -148,13 +154,16 @@ pub(super) fn build<T: Scalar>(
         total(CENSUS_WORDS + 3),
         work.addr(),
     )?;
+    crate::backend::span("tile: row scan");
     let queued = us(t0);
     // The value map's size is known before the census reports (a slot per non-zero): allocated
     // while the device runs it, so that only the rest waits for the totals (on an H200, 48-55
     // MB allocated after the read-back took about 100 us; run C of session 24).
     let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "TILE's value map (built on the device)")?;
+    crate::backend::span("tile: value map");
     let mut r = [0u64; RESULT_WORDS];
     copy_to_host(dev, stream, res.addr(), &mut r)?;
+    crate::backend::span("tile: read back");
     let read = us(t0);
     let mut census = Census::default();
     for f in 0..7 {
@@ -197,6 +206,7 @@ pub(super) fn build<T: Scalar>(
             ],
             "TILE's format (built on the device)",
         )?;
+    crate::backend::span("tile: format");
     // The chosen tbalance's item and split offsets: rf's arrays 0, 1 (ta) or 2, 3 (tb).
     let pick = if tbalance == fixed.tbalance { 0 } else { 2 };
     let rf_at = |i: u64| rf.addr() + 4 * i * (trows as u64 + 1);
@@ -232,6 +242,7 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
+    crate::backend::span("tile: items");
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(tcols as i64)
@@ -265,8 +276,10 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
+    crate::backend::span("tile: fill");
     let filled = us(t0);
     synchronize(dev, stream)?;
+    crate::backend::span("tile: done");
     trace(2, || {
         format!(
             "TILE's device build of {grid} grid tiles: census and scans queued at {queued:.1} us, read back at {read:.1} us, fill queued at {filled:.1} us, done at {:.1} us",
