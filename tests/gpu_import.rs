@@ -7,9 +7,10 @@
 //!   still follows the caller's order;
 //! - every malformed array gets the status and the sentence the host path gives.
 //!
-//! And host arrays on the CUDA backend (`Matrix::new`, from `HOST_IMPORT_MIN_SIZE` rows plus entries up):
-//! uploaded as they are and checked by the same kernels, with the host copy made alongside;
-//! the same claims, against the host path (`CreatePath::Host`).
+//! And host arrays on the CUDA backend's device path (`CreatePath::Device`, `Matrix::new`'s from
+//! `HOST_IMPORT_MIN_SIZE` rows plus entries up): int32 base-0 arrays uploaded as they are and
+//! inspected, others converted by the same kernels; the same claims, against the host path
+//! (`CreatePath::Host`).
 //!
 //! And host arrays on the direct path (`CreatePath::Direct`, the default below
 //! that size): int32 base-0 sorted arrays checked on the host without a copy and uploaded as they
@@ -552,8 +553,9 @@ fn host_arrays_checked_on_the_device_make_the_host_paths_matrix_and_errors() {
     assert_matches_the_host_path(&rh, CreatePath::Device, &specs, &cases, |_, _, _| false);
 }
 
-/// A matrix of 108K entries, still below the device path's size (`HOST_IMPORT_MIN_SIZE`).
-const BELOW_THE_DEVICE_PATH: &str = "gen:random:12000,8000,9,4";
+/// A matrix of 108K entries, below the size from which int64 or base-1 arrays are converted on
+/// the device (`HOST_CONVERT_MIN_SIZE`): the direct path taken explicitly on a larger matrix.
+const LARGER_DIRECT: &str = "gen:random:12000,8000,9,4";
 
 #[test]
 fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
@@ -562,7 +564,7 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
     let specs: Vec<&str> = EDGE_CASES
         .iter()
         .copied()
-        .chain(["gen:powerlaw:14,8,3", BELOW_THE_DEVICE_PATH])
+        .chain(["gen:powerlaw:14,8,3", LARGER_DIRECT])
         .collect();
     // Only int32 base-0 arrays with entries are taken as they are.
     let cases = [(false, 0), (true, 0), (false, 1)];
@@ -575,7 +577,7 @@ fn host_arrays_taken_as_they_are_make_the_host_paths_matrix_and_errors() {
     );
     // The larger matrix (compared above with the others): unsorted rows and malformed arrays
     // (early, or in the last entry) refused as the host path refuses them.
-    let (name, a) = tessera::io::load(BELOW_THE_DEVICE_PATH).unwrap();
+    let (name, a) = tessera::io::load(LARGER_DIRECT).unwrap();
     assert!(
         a.nnz() >= 1 << 16 && a.rows() + a.nnz() < 1 << 18,
         "{name}: its size"

@@ -14,12 +14,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// From this many rows plus entries up, [`Matrix::new`] on the CUDA backend validates and
-/// measures the caller's host arrays on the device (one upload, two kernels) instead of on the
-/// host. Measured on the H100 machine (16 cores, `TESSERA_TRACE=1`): the host passes cost 3-5 ns
-/// an entry and, for row_ptr's serial check, about 20 ns a row (1M rows of 16K entries: 20
-/// ms); the device path costs a fixed 0.1-0.2 ms of launches and read-backs plus the upload that
-/// analyze does anyway.
-pub(crate) const HOST_IMPORT_MIN_SIZE: i64 = 1 << 18;
+/// measures the caller's int32 base-0 host arrays on the device instead of on the host: an
+/// upload as they are and one inspection kernel with one read-back
+/// ([`Matrix::from_host_inspected`]), against the direct path's single pass on the host (about
+/// 1-1.5 ns a row or entry on the GPU machines' CPUs, session 22) before the same upload.
+/// Measured on an H200 (session 27, run D: the 13 shared matrices, AUTO, f64 and f32, two
+/// rounds against the direct path): the first product from host arrays took 20-160 us less
+/// from 108K rows plus entries up (bayer10, as-caida, arrow, sparse-images, Groebner; Andrews,
+/// bcsstk16 and cit-HepPh within the noise), but 10-25 us more at 30-34K (zenios, n1024-l1):
+/// the device's fixed cost is about that of 35-50K entries on the host, hence 2^16. Other
+/// arrays (int64, base 1) are converted on the device by the import kernels
+/// ([`Matrix::from_device`]'s), a fixed 0.1-0.2 ms that pays only from
+/// [`HOST_CONVERT_MIN_SIZE`] (H100 machine, session 6: the host passes 3-5 ns an entry and
+/// about 20 ns a row for row_ptr's serial check); below that they take the host path.
+pub(crate) const HOST_IMPORT_MIN_SIZE: i64 = 1 << 16;
+
+/// From this many rows plus entries up, host arrays that tessera's CSR cannot take as they are
+/// (int64, base 1) are converted on the device (see [`HOST_IMPORT_MIN_SIZE`]).
+pub(crate) const HOST_CONVERT_MIN_SIZE: i64 = 1 << 18;
 
 /// Where [`Matrix::new`] validates host arrays (see there).
 #[doc(hidden)]
@@ -37,18 +49,26 @@ pub enum CreatePath {
 }
 
 /// The path of a host create of `rows` rows and `nnz` entries on the CUDA backend: the device
-/// path from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the direct path below (measured
-/// against the host path on an H200 in session 22: the first product from host arrays 0.57 ->
-/// 0.72 of cuSPARSE's, geometric mean of 13 shared matrices, both rounds, lower on each of the
-/// ten it applies to; `notes/end-to-end.md`);
-/// `TESSERA_HOST_IMPORT=0` the host path always, `=copy` the host path below the size (the
-/// default before), `=all` the device path always (tests of small matrices).
-fn host_create_path(rows: i64, nnz: i64) -> CreatePath {
-    let large = rows.saturating_add(nnz) >= HOST_IMPORT_MIN_SIZE;
+/// path from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up for arrays tessera's CSR takes as
+/// they are (`as_is`: int32, base 0), from [`HOST_CONVERT_MIN_SIZE`] for others; the direct path
+/// below (measured against the host path on an H200 in session 22: the first product from host
+/// arrays 0.57 -> 0.72 of cuSPARSE's, geometric mean of 13 shared matrices, both rounds, lower
+/// on each of the ten it applies to; `notes/end-to-end.md`), which sends other arrays to the
+/// host path. `TESSERA_HOST_IMPORT=0` the host path always, `=copy` the host path below the
+/// sizes, `=direct` the direct path below [`HOST_CONVERT_MIN_SIZE`] whatever the arrays (the
+/// default before session 27), `=all` the device path always (tests of small matrices).
+fn host_create_path(rows: i64, nnz: i64, as_is: bool) -> CreatePath {
+    let size = rows.saturating_add(nnz);
+    let min = if as_is {
+        HOST_IMPORT_MIN_SIZE
+    } else {
+        HOST_CONVERT_MIN_SIZE
+    };
     match std::env::var("TESSERA_HOST_IMPORT").as_deref() {
         Ok("0") => CreatePath::Host,
         Ok("all") => CreatePath::Device,
-        _ if large => CreatePath::Device,
+        Ok("direct") if size < HOST_CONVERT_MIN_SIZE => CreatePath::Direct,
+        _ if size >= min => CreatePath::Device,
         Ok("copy") => CreatePath::Host,
         _ => CreatePath::Direct,
     }
@@ -66,18 +86,32 @@ impl<T: Scalar> Matrix<T> {
     /// Validates and copies the caller's CSR arrays (see [`Csr::from_parts`]: the errors and
     /// their sentences are the same on every path).
     ///
-    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up, the arrays go to
-    /// the device as they are and are validated, converted and measured there (the kernels of
-    /// [`Matrix::from_device`]), and the matrix is kept there: the host copy is downloaded only
-    /// when something reads it (a format built on the host, [`Matrix::csr`]). Unsorted rows,
-    /// or too little device memory, take the host path.
-    /// Below that size, arrays tessera's CSR can take as they are (int32, base 0, well formed,
-    /// sorted) are checked in one read-only pass on the host and uploaded from the caller's
-    /// memory ([`CreatePath::Direct`]); any others take the host path: [`Csr::from_parts`]
-    /// converts, sorts or refuses them. `TESSERA_HOST_IMPORT=0` always takes the host path,
-    /// `=copy` below the size, `=all` never (every size).
+    /// On the CUDA backend, from [`HOST_IMPORT_MIN_SIZE`] rows plus entries up for int32 base-0
+    /// arrays ([`HOST_CONVERT_MIN_SIZE`] for others), the arrays go to the device and are
+    /// validated and measured there (int32 base 0: uploaded as they are into tessera's CSR and
+    /// inspected; others: converted by the kernels of [`Matrix::from_device`]), and the matrix
+    /// is kept there: the host copy is downloaded only when something reads it (a format built
+    /// on the host, [`Matrix::csr`]). Unsorted rows, or too little device memory, take the host
+    /// path. Below that size, arrays tessera's CSR can take as they are (int32, base 0, well
+    /// formed, sorted) are checked in one read-only pass on the host and uploaded from the
+    /// caller's memory ([`CreatePath::Direct`]); any others take the host path:
+    /// [`Csr::from_parts`] converts, sorts or refuses them. `TESSERA_HOST_IMPORT=0` always
+    /// takes the host path, `=copy` below the sizes, `=direct` the direct path below
+    /// [`HOST_CONVERT_MIN_SIZE`], `=all` the device path at every size.
     pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
-        Self::new_via(handle, parts, host_create_path(parts.rows, parts.nnz))
+        let as_is = matches!(
+            (parts.row_ptr, parts.col_ind, parts.base),
+            (
+                crate::csr::Indices::I32(_),
+                crate::csr::Indices::I32(_),
+                crate::types::IndexBase::Zero
+            )
+        );
+        Self::new_via(
+            handle,
+            parts,
+            host_create_path(parts.rows, parts.nnz, as_is),
+        )
     }
 
     /// [`Matrix::new`] on the path given (tests compare them): `Device` and `Direct` on a CUDA
@@ -126,6 +160,13 @@ impl<T: Scalar> Matrix<T> {
         };
         if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz || p.values.len() != nnz {
             return Ok(None);
+        }
+        if let (Indices::I32(rp), Indices::I32(ci), crate::types::IndexBase::Zero) =
+            (p.row_ptr, p.col_ind, p.base)
+        {
+            if nnz > 0 {
+                return Self::from_host_inspected(handle, dev, (rows, cols), (rp, ci, p.values));
+            }
         }
         let t0 = Instant::now();
         let is64 = matches!(p.row_ptr, Indices::I64(_));
@@ -222,6 +263,69 @@ impl<T: Scalar> Matrix<T> {
         });
         let gpu = Some(Arc::new(gpu));
         Ok(Some(Self::with_copies(handle, None, gpu, stats)))
+    }
+
+    /// The device path for int32 base-0 arrays with entries: uploaded as they are into
+    /// tessera's CSR (one allocation), then validated and measured there by one inspection
+    /// kernel and one read-back (`import::inspect`, the check of the arrays a matrix reads in
+    /// place), nothing converted and no temporary. `Ok(None)` sends the create to the host path:
+    /// unsorted rows (which it sorts), or a device that cannot take the arrays now (memory, a
+    /// kernel that does not load, a failed copy: analyze then reports it, as on the direct path).
+    fn from_host_inspected(
+        handle: &Handle,
+        dev: &Arc<cuda::Device>,
+        (rows, cols): (usize, usize),
+        (row_ptr, col_ind, values): (&[i32], &[i32], &[T]),
+    ) -> Result<Option<Self>> {
+        let t0 = Instant::now();
+        let stream = handle.cuda_stream();
+        let made = (|| -> Result<Option<Self>> {
+            let sizes = [
+                std::mem::size_of_val(row_ptr),
+                std::mem::size_of_val(col_ind),
+                std::mem::size_of_val(values),
+            ];
+            let arrays = cuda::DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays")?;
+            arrays[0].fill_from(stream, row_ptr)?;
+            arrays[1].fill_from(stream, col_ind)?;
+            arrays[2].fill_from(stream, values)?;
+            let uploaded = t0.elapsed();
+            let raw = cuda::import::DeviceCsr {
+                rows,
+                cols,
+                nnz: values.len(),
+                row_ptr: arrays[0].addr(),
+                col_ind: arrays[1].addr(),
+                values: arrays[2].addr(),
+                is64: false,
+                base: crate::types::IndexBase::Zero,
+            };
+            let Some(stats) = cuda::import::inspect(dev, stream, &raw)? else {
+                return Ok(None);
+            };
+            let transpose = methods::transpose::gpu_launch(&stats, dev.sm_count());
+            let gpu = GpuCsr::from_inspected(dev, (rows, cols), arrays, transpose)?;
+            trace(|| {
+                format!(
+                    "create {rows} x {cols}, nnz {} from host arrays on the device as they are: upload {:.2} ms, inspection {:.2} ms; no host copy",
+                    values.len(),
+                    uploaded.as_secs_f64() * 1e3,
+                    (t0.elapsed() - uploaded).as_secs_f64() * 1e3
+                )
+            });
+            Ok(Some(Self::with_copies(
+                handle,
+                None,
+                Some(Arc::new(gpu)),
+                stats,
+            )))
+        })();
+        match made {
+            Err(Error::AllocFailed(_) | Error::CompileFailed(_) | Error::ExecutionFailed(_)) => {
+                Ok(None)
+            }
+            other => other,
+        }
     }
 
     /// A matrix whose arrays the import kernels accepted (`imp`), kept on the device only: its

@@ -127,6 +127,17 @@ impl<T: Scalar> GpuCsr<T> {
         Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }
 
+    /// A CSR over tessera's own buffers holding int32 base-0 arrays that the inspection found
+    /// sound and sorted (`import::inspect`): row_ptr, col_ind, values.
+    pub fn from_inspected(
+        dev: &Arc<Device>,
+        (rows, cols): (usize, usize),
+        arrays: [DeviceBuffer; 3],
+        transpose_params: TransposeLaunch,
+    ) -> Result<Self> {
+        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+    }
+
     /// A CSR whose arrays are on the device already (tessera's own buffers: int32 row_ptr and
     /// col_ind, base 0, sorted columns, and the values), as [`super::import`] leaves them.
     pub fn from_imported(
