@@ -421,3 +421,28 @@ impl<T: Scalar> Matrix<T> {
         Ok(Some(m))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_arrays_go_to_the_device_from_their_paths_size() {
+        // (Run where TESSERA_HOST_IMPORT is unset; no other unit test sets it.)
+        if std::env::var_os("TESSERA_HOST_IMPORT").is_some() {
+            return;
+        }
+        let at = |size: i64, as_is| host_create_path(size / 2, size - size / 2, as_is);
+        // int32 base 0: the host's pass below 2^16, the device's inspection from there.
+        assert_eq!(at(HOST_IMPORT_MIN_SIZE - 1, true), CreatePath::Direct);
+        assert_eq!(at(HOST_IMPORT_MIN_SIZE, true), CreatePath::Device);
+        // Others (the direct path sends them to the host path) converted on the device only
+        // from 2^18, where the import kernels' fixed cost pays.
+        assert_eq!(at(HOST_IMPORT_MIN_SIZE, false), CreatePath::Direct);
+        assert_eq!(at(HOST_CONVERT_MIN_SIZE - 1, false), CreatePath::Direct);
+        assert_eq!(at(HOST_CONVERT_MIN_SIZE, false), CreatePath::Device);
+    }
+
+    // The direct path's range for int32 base-0 arrays ends before the converting import's.
+    const _: () = assert!(HOST_IMPORT_MIN_SIZE < HOST_CONVERT_MIN_SIZE);
+}
