@@ -286,9 +286,11 @@ impl<T: Scalar> Matrix<T> {
                 std::mem::size_of_val(values),
             ];
             let arrays = cuda::DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays")?;
-            arrays[0].fill_from(stream, row_ptr)?;
-            arrays[1].fill_from(stream, col_ind)?;
-            arrays[2].fill_from(stream, values)?;
+            cuda::copies_waited_once(dev, stream, || {
+                arrays[0].fill_from(stream, row_ptr)?;
+                arrays[1].fill_from(stream, col_ind)?;
+                arrays[2].fill_from(stream, values)
+            })?;
             let uploaded = t0.elapsed();
             let raw = cuda::import::DeviceCsr {
                 rows,

@@ -105,8 +105,8 @@ impl<T: Scalar> GpuCsr<T> {
 
     /// Uploads a caller's CSR arrays that tessera's CSR takes as they stand (int32, base 0,
     /// well formed, columns sorted in each row: the caller has checked this,
-    /// `CsrParts::stats_as_is`) into one allocation (`DeviceBuffer::alloc_parts`), each copy
-    /// waited for, and loads the generic kernels.
+    /// `CsrParts::stats_as_is`) into one allocation (`DeviceBuffer::alloc_parts`), the copies
+    /// waited for together (`copies_waited_once`), and loads the generic kernels.
     pub fn upload_arrays(
         dev: &Arc<Device>,
         stream: Stream,
@@ -120,9 +120,11 @@ impl<T: Scalar> GpuCsr<T> {
             std::mem::size_of_val(values),
         ];
         let arrays = DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays")?;
-        arrays[0].fill_from(stream, row_ptr)?;
-        arrays[1].fill_from(stream, col_ind)?;
-        arrays[2].fill_from(stream, values)?;
+        super::copies_waited_once(dev, stream, || {
+            arrays[0].fill_from(stream, row_ptr)?;
+            arrays[1].fill_from(stream, col_ind)?;
+            arrays[2].fill_from(stream, values)
+        })?;
         crate::backend::span("up: arrays");
         Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
     }

@@ -42,8 +42,9 @@ pub(crate) use launching::{launch, launch_overlapped, launch_shared, KernelArgs}
 pub(crate) use loading::check;
 pub use loading::{probe_driver, DRIVER_SYMBOLS};
 pub use memory::{
-    allocating_as_a_caller, allocating_on, check_device_accessible, copy_to_device, copy_to_host,
-    pointer_info, upload_staged, DeviceBuffer, DeviceVec, MemKind, PtrInfo,
+    allocating_as_a_caller, allocating_on, check_device_accessible, copies_waited_once,
+    copy_to_device, copy_to_host, pointer_info, upload_staged, DeviceBuffer, DeviceVec, MemKind,
+    PtrInfo,
 };
 pub(crate) use stream::is_capturing;
 pub use stream::{
