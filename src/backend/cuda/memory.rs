@@ -189,9 +189,17 @@ pub fn copies_waited_once<R>(
     stream: Stream,
     f: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
-    let old = ONE_WAIT.with(|w| w.replace(Some(stream.0)));
+    /// Puts the thread's earlier setting back, also when `f` unwinds (a copy made after a caught
+    /// panic must wait for itself again).
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ONE_WAIT.with(|w| w.set(self.0));
+        }
+    }
+    let restore = Restore(ONE_WAIT.with(|w| w.replace(Some(stream.0))));
     let r = f();
-    ONE_WAIT.with(|w| w.set(old));
+    drop(restore);
     let waited = synchronize(dev, stream);
     let r = r?;
     waited?;
