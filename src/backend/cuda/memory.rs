@@ -688,10 +688,14 @@ impl Staging {
 
 /// Copies `src` (pageable host memory) to device address `dst` (at least that many bytes of
 /// device memory) and waits for it. Small copies go straight to the driver; larger ones through
-/// the device's staging buffers, each chunk copied into page-locked memory by
-/// [`STAGING_THREADS`] threads while the previous chunk's DMA runs. The driver stages a
-/// pageable copy through its own buffers on the calling thread: about 5-8 GB/s on the H100
-/// machine (`TESSERA_TRACE=1`), several threads calling it at once no faster.
+/// the device's staging buffers, each chunk copied into page-locked memory by up to
+/// [`STAGING_THREADS`] threads (this one and helpers started once per upload, which meet at two
+/// barriers per chunk) while the previous chunk's DMA runs. The driver stages a pageable copy
+/// through its own buffers on the calling thread: about 5-8 GB/s on the H100 machine
+/// (`TESSERA_TRACE=1`), several threads calling it at once no faster. Measured on an H200
+/// (session 27, `bench-results/h200-2026-11-27-s27/scripts/upload.cu`): `cudaMemcpy` 14-17 GB/s
+/// at 16-48 MB and 7.6 at 128 MB; the helpers started for each 8 MB chunk 11.5 / 19.4 / 17.5
+/// GB/s at 16 / 48 / 128 MB, started once 17.8 / 26.2 / 36.7.
 pub fn upload_staged<T: Plain>(dev: &Arc<Device>, src: &[T], dst: u64) -> Result<()> {
     let bytes = std::mem::size_of_val(src);
     if bytes < 2 * STAGING_CHUNK {
@@ -710,45 +714,96 @@ pub fn upload_staged<T: Plain>(dev: &Arc<Device>, src: &[T], dst: u64) -> Result
         .map_or(1, |n| n.get())
         .clamp(1, STAGING_THREADS);
     let _g = dev.enter()?;
-    for (k, chunk) in src.chunks(STAGING_CHUNK).enumerate() {
-        let i = k % 2;
-        // SAFETY: the event is ours (never recorded: returns at once).
-        check(
-            unsafe { sys::cuEventSynchronize(st.events[i]) },
-            "cuEventSynchronize",
-        )?;
-        // SAFETY: bufs[i] is our page-locked allocation of STAGING_CHUNK >= chunk.len() bytes,
-        // and no copy reads it any more (its event has completed).
-        let buf = unsafe { std::slice::from_raw_parts_mut(st.bufs[i], chunk.len()) };
-        if threads == 1 {
-            buf.copy_from_slice(chunk);
-        } else {
-            let part = chunk.len().div_ceil(threads);
-            std::thread::scope(|scope| {
-                for (s, d) in chunk.chunks(part).zip(buf.chunks_mut(part)) {
-                    scope.spawn(move || d.copy_from_slice(s));
+    let chunks = bytes.div_ceil(STAGING_CHUNK);
+    let bufs = [st.bufs[0] as usize, st.bufs[1] as usize];
+    // Thread t's share of chunk k: bytes [a, b) of it, disjoint from every other thread's.
+    let copy_share = |k: usize, t: usize| {
+        let len = STAGING_CHUNK.min(bytes - k * STAGING_CHUNK);
+        let part = len.div_ceil(threads);
+        let a = (t * part).min(len);
+        let b = (a + part).min(len);
+        if a < b {
+            // SAFETY: src holds `bytes` readable bytes and k * STAGING_CHUNK + b <= bytes;
+            // bufs[k % 2] is our page-locked allocation of STAGING_CHUNK >= b bytes, which no
+            // copy reads any more (the main thread waited for its event before the chunk's
+            // start barrier) and no other thread writes in [a, b) (the shares are disjoint);
+            // the caller's memory and ours do not overlap.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.as_ptr().add(k * STAGING_CHUNK + a),
+                    (bufs[k % 2] as *mut u8).add(a),
+                    b - a,
+                )
+            }
+        }
+    };
+    let start = std::sync::Barrier::new(threads);
+    let done = std::sync::Barrier::new(threads);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let queued = std::thread::scope(|scope| -> Result<()> {
+        for t in 1..threads {
+            let (start, done, stop, copy_share) = (&start, &done, &stop, &copy_share);
+            scope.spawn(move || {
+                for k in 0..chunks {
+                    start.wait();
+                    if stop.load(std::sync::atomic::Ordering::Acquire) {
+                        return;
+                    }
+                    copy_share(k, t);
+                    done.wait();
                 }
             });
         }
-        // SAFETY: dst + offset is inside the caller's device allocation (it holds `bytes`);
-        // the source is page-locked and stays untouched until the event below completes.
-        check(
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(
-                    dst + (k * STAGING_CHUNK) as u64,
-                    st.bufs[i].cast(),
-                    chunk.len(),
-                    st.stream,
+        // Tells the helpers waiting at chunk k's start barrier to leave (after a failure).
+        let release = |k: usize| {
+            if k < chunks {
+                stop.store(true, std::sync::atomic::Ordering::Release);
+                start.wait();
+            }
+        };
+        for k in 0..chunks {
+            let i = k % 2;
+            // SAFETY: the event is ours (never recorded: returns at once).
+            if let Err(e) = check(
+                unsafe { sys::cuEventSynchronize(st.events[i]) },
+                "cuEventSynchronize",
+            ) {
+                release(k);
+                return Err(e);
+            }
+            start.wait();
+            copy_share(k, 0);
+            done.wait();
+            let len = STAGING_CHUNK.min(bytes - k * STAGING_CHUNK);
+            // SAFETY: dst + offset is inside the caller's device allocation (it holds
+            // `bytes`); the source is page-locked and stays untouched until the event below
+            // completes.
+            let issued = check(
+                unsafe {
+                    sys::cuMemcpyHtoDAsync_v2(
+                        dst + (k * STAGING_CHUNK) as u64,
+                        st.bufs[i].cast(),
+                        len,
+                        st.stream,
+                    )
+                },
+                "cuMemcpyHtoDAsync (staged)",
+            )
+            .and_then(|()| {
+                check(
+                    // SAFETY: our event and stream.
+                    unsafe { sys::cuEventRecord(st.events[i], st.stream) },
+                    "cuEventRecord",
                 )
-            },
-            "cuMemcpyHtoDAsync (staged)",
-        )?;
-        // SAFETY: our event and stream.
-        check(
-            unsafe { sys::cuEventRecord(st.events[i], st.stream) },
-            "cuEventRecord",
-        )?;
-    }
+            });
+            if let Err(e) = issued {
+                release(k + 1);
+                return Err(e);
+            }
+        }
+        Ok(())
+    });
+    queued?;
     // SAFETY: our stream.
     check(
         unsafe { sys::cuStreamSynchronize(st.stream) },
