@@ -419,6 +419,15 @@ impl StatsAcc {
 type SoundI32<'a> = (usize, usize, &'a [i32], &'a [i32]);
 
 impl<T> CsrParts<'_, T> {
+    /// row_ptr and col_ind when tessera's CSR can hold them as they are (int32, base 0),
+    /// before any check of their entries.
+    pub(crate) fn int32_base0(&self) -> Option<(&[i32], &[i32])> {
+        match (self.row_ptr, self.col_ind, self.base) {
+            (Indices::I32(rp), Indices::I32(ci), IndexBase::Zero) => Some((rp, ci)),
+            _ => None,
+        }
+    }
+
     /// Int32 arrays (base 0 or 1) that are sound and sorted, as (rows, cols, row_ptr,
     /// col_ind); `None` for any other. Checked by branch-free counting passes: row_ptr's
     /// steps, then the columns out of range and the column descents, which must all fall at

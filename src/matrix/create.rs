@@ -99,14 +99,7 @@ impl<T: Scalar> Matrix<T> {
     /// takes the host path, `=copy` below the sizes, `=direct` the direct path below
     /// [`HOST_CONVERT_MIN_SIZE`], `=all` the device path at every size.
     pub fn new(handle: &Handle, parts: CsrParts<'_, T>) -> Result<Self> {
-        let as_is = matches!(
-            (parts.row_ptr, parts.col_ind, parts.base),
-            (
-                crate::csr::Indices::I32(_),
-                crate::csr::Indices::I32(_),
-                crate::types::IndexBase::Zero
-            )
-        );
+        let as_is = parts.int32_base0().is_some();
         Self::new_via(
             handle,
             parts,
@@ -161,12 +154,8 @@ impl<T: Scalar> Matrix<T> {
         if p.row_ptr.len() != rows + 1 || p.col_ind.len() != nnz || p.values.len() != nnz {
             return Ok(None);
         }
-        if let (Indices::I32(rp), Indices::I32(ci), crate::types::IndexBase::Zero) =
-            (p.row_ptr, p.col_ind, p.base)
-        {
-            if nnz > 0 {
-                return Self::from_host_inspected(handle, dev, (rows, cols), (rp, ci, p.values));
-            }
+        if let Some((rp, ci)) = p.int32_base0().filter(|_| nnz > 0) {
+            return Self::from_host_inspected(handle, dev, (rows, cols), (rp, ci, p.values));
         }
         let t0 = Instant::now();
         let is64 = matches!(p.row_ptr, Indices::I64(_));
@@ -280,17 +269,7 @@ impl<T: Scalar> Matrix<T> {
         let t0 = Instant::now();
         let stream = handle.cuda_stream();
         let made = (|| -> Result<Option<Self>> {
-            let sizes = [
-                std::mem::size_of_val(row_ptr),
-                std::mem::size_of_val(col_ind),
-                std::mem::size_of_val(values),
-            ];
-            let arrays = cuda::DeviceBuffer::alloc_parts(dev, sizes, "the CSR arrays")?;
-            cuda::copies_waited_once(dev, stream, || {
-                arrays[0].fill_from(stream, row_ptr)?;
-                arrays[1].fill_from(stream, col_ind)?;
-                arrays[2].fill_from(stream, values)
-            })?;
+            let arrays = GpuCsr::upload_raw(dev, stream, (row_ptr, col_ind, values))?;
             let uploaded = t0.elapsed();
             let raw = cuda::import::DeviceCsr {
                 rows,

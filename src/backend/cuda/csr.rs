@@ -105,8 +105,8 @@ impl<T: Scalar> GpuCsr<T> {
 
     /// Uploads a caller's CSR arrays that tessera's CSR takes as they stand (int32, base 0,
     /// well formed, columns sorted in each row: the caller has checked this,
-    /// `CsrParts::stats_as_is`) into one allocation (`DeviceBuffer::alloc_parts`), the copies
-    /// waited for together (`copies_waited_once`), and loads the generic kernels.
+    /// `CsrParts::stats_as_is`) into one allocation ([`GpuCsr::upload_raw`]) and loads the
+    /// generic kernels.
     pub fn upload_arrays(
         dev: &Arc<Device>,
         stream: Stream,
@@ -114,6 +114,19 @@ impl<T: Scalar> GpuCsr<T> {
         (row_ptr, col_ind, values): (&[i32], &[i32], &[T]),
         transpose_params: TransposeLaunch,
     ) -> Result<Self> {
+        let arrays = Self::upload_raw(dev, stream, (row_ptr, col_ind, values))?;
+        crate::backend::span("up: arrays");
+        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+    }
+
+    /// int32 row_ptr and col_ind and the values copied as they are into one allocation of
+    /// tessera's (`DeviceBuffer::alloc_parts`: row_ptr, col_ind, values), the copies waited for
+    /// together (`copies_waited_once`); nothing checked.
+    pub fn upload_raw(
+        dev: &Arc<Device>,
+        stream: Stream,
+        (row_ptr, col_ind, values): (&[i32], &[i32], &[T]),
+    ) -> Result<[DeviceBuffer; 3]> {
         let sizes = [
             std::mem::size_of_val(row_ptr),
             std::mem::size_of_val(col_ind),
@@ -125,12 +138,11 @@ impl<T: Scalar> GpuCsr<T> {
             arrays[1].fill_from(stream, col_ind)?;
             arrays[2].fill_from(stream, values)
         })?;
-        crate::backend::span("up: arrays");
-        Self::from_buffers(dev, rows, cols, arrays, None, transpose_params)
+        Ok(arrays)
     }
 
-    /// A CSR over tessera's own buffers holding int32 base-0 arrays that the inspection found
-    /// sound and sorted (`import::inspect`): row_ptr, col_ind, values.
+    /// A CSR over [`GpuCsr::upload_raw`]'s buffers once the inspection found them sound and
+    /// sorted (`import::inspect`).
     pub fn from_inspected(
         dev: &Arc<Device>,
         (rows, cols): (usize, usize),
