@@ -252,6 +252,8 @@ pub(crate) struct BenchArgs<'a> {
     pub(crate) out: Option<&'a std::path::Path>,
     /// Per-product times only: no end-to-end columns (training sweeps, `--steady`).
     pub(crate) steady: bool,
+    /// `--stream own`: queue on a non-blocking stream made for the run.
+    pub(crate) own_stream: bool,
 }
 
 /// cuSPARSE's two algorithms on one matrix and value type (CUDA only; "n/a" rows when
@@ -398,7 +400,15 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
 }
 
 pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
-    let s = setup(backend, o, "all")?;
+    let mut s = setup(backend, o, "all")?;
+    if let (true, Some(dev)) = (b.own_stream, s.handle.cuda().cloned()) {
+        let own = tessera::backend::cuda::OwnedStream::new(&dev).map_err(|e| e.to_string())?;
+        s.handle
+            .set_stream(own.stream().0)
+            .map_err(|e| e.to_string())?;
+        eprintln!("stream: a non-blocking stream of the run's own (--stream own)");
+        s.own_stream = Some(own);
+    }
     let mut specs: Vec<String> = b.specs.to_vec();
     if b.suite {
         let dir = tessera::io::shared_matrices_dir().ok_or(

@@ -118,6 +118,12 @@ enum Command {
         /// such as AUTO's training set (scripts/auto-training).
         #[arg(long)]
         steady: bool,
+        /// The stream tessera and cuSPARSE queue their work on: `legacy` (the default stream,
+        /// as CuPy and PyTorch use unless told otherwise) or `own` (a non-blocking stream made
+        /// for the run, as a code that makes its own streams, PETSc's for one). Cold first
+        /// products (`--cold`) always use the default stream.
+        #[arg(long, default_value = "legacy")]
+        stream: String,
     },
     /// One row's cold_first_ms, run by `bench --cold` as a fresh process (with TESSERA_CACHE_DIR
     /// set to a new empty folder): loads SPEC, then times from before creating the handle to after
@@ -163,6 +169,9 @@ struct Setup {
     tuning: Tuning,
     methods: Vec<Algorithm>,
     types: Vec<ValueType>,
+    /// `tessera bench --stream own`: the stream the handle (and cuSPARSE) queue on, made for
+    /// the run (dropped after the handle: fields drop in order).
+    own_stream: Option<tessera::backend::cuda::OwnedStream>,
 }
 
 fn open_backend(choice: &str) -> Result<Handle, String> {
@@ -223,6 +232,7 @@ fn setup(backend: &str, o: &RunOpts, default_methods: &str) -> Result<Setup, Str
         tuning,
         methods,
         types,
+        own_stream: None,
     })
 }
 
@@ -437,6 +447,7 @@ fn main() -> ExitCode {
                 cold: false,
                 out: None,
                 steady: false,
+                own_stream: false,
             },
             &default,
         ),
@@ -454,21 +465,26 @@ fn main() -> ExitCode {
             out,
             suite,
             steady,
-        }) => cmd_bench(
-            &cli.backend,
-            &BenchArgs {
-                specs,
-                suite: *suite,
-                repeat: *repeat,
-                csv: csv.as_deref(),
-                plot: plot.as_deref(),
-                e2e_plot: e2e_plot.as_deref(),
-                cold: *cold,
-                out: out.as_deref(),
-                steady: *steady,
-            },
-            opts,
-        ),
+            stream,
+        }) => match stream.as_str() {
+            "legacy" | "own" => cmd_bench(
+                &cli.backend,
+                &BenchArgs {
+                    specs,
+                    suite: *suite,
+                    repeat: *repeat,
+                    csv: csv.as_deref(),
+                    plot: plot.as_deref(),
+                    e2e_plot: e2e_plot.as_deref(),
+                    cold: *cold,
+                    out: out.as_deref(),
+                    steady: *steady,
+                    own_stream: stream == "own",
+                },
+                opts,
+            ),
+            other => Err(format!("--stream: {other:?} is not legacy or own")),
+        },
         Some(Command::ColdFirst { spec, opts }) => e2e::cmd_cold_first(&cli.backend, spec, opts),
     };
     match r {
