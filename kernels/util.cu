@@ -424,64 +424,39 @@ extern "C" __global__ void util_inspect_i64(long long rows, long long nnz, long 
 // `data` holds `fields` arrays of n + 1 u32 each (field f at data + f * (n + 1)); each array's
 // first n values are counts, replaced by their exclusive prefix sums, and its value n by the
 // total (kept modulo 2^32 there: the exact totals, as u64, go to `totals[f]`, which the host
-// checks before it uses an offset). Three launches (a single block walking the counts, tried in
-// session 24, took 52 us on TILE's 3 x 15,625 counts against 13 us for the three: one SM's
-// loads are too few):
-//   util_scan_sums:   block b sums its UTIL_SCAN_ITEMS values of each field into sums[b][f];
-//   util_scan_blocks: one block turns sums into exclusive block offsets, writes the totals;
-//   util_scan_apply:  block b scans its values again and adds its block's offset.
-// Blocks of UTIL_SCAN_THREADS threads, each taking UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS
-// consecutive values. Integer sums: the result does not depend on the order.
+// checks before it uses an offset).
+//
+// One launch (a build beside a caller's products pays for each of its launches, far more than
+// for their kernels' time: notes/end-to-end.md, session 27): Merrill and Garland's single-pass
+// scan with decoupled look-back. A block takes its index from a ticket (so every block before
+// it has started, and its look-back ends), sums its UTIL_SCAN_ITEMS values of a field and
+// publishes the sum; thread 0 then adds the published words of the blocks before it, from the
+// nearest back, until one that holds its inclusive prefix, and publishes its own; then the
+// block writes its values' prefix sums. Blocks of UTIL_SCAN_THREADS threads, each taking
+// UTIL_SCAN_PER consecutive values. Integer sums: the result does not depend on the order.
+//
+// words (scan.rs `workspace_bytes`, zeroed by the caller): [0] the ticket, [1 + b * fields + f]
+// block b's word of field f: 0 while it has published nothing, else UTIL_SCAN_SUM | its own sum
+// or UTIL_SCAN_PREFIX | the sum of every block up to it (values below 2^62), one 64-bit store.
 #define UTIL_SCAN_THREADS 256
 #define UTIL_SCAN_ITEMS 1024
 #define UTIL_SCAN_PER (UTIL_SCAN_ITEMS / UTIL_SCAN_THREADS)
+#define UTIL_SCAN_SUM (1ull << 62)
+#define UTIL_SCAN_PREFIX (1ull << 63)
+#define UTIL_SCAN_VALUE (UTIL_SCAN_SUM - 1ull)
 
 extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
-    util_scan_sums(long long n, int fields, const unsigned *__restrict__ data,
-                   unsigned long long *__restrict__ sums) {
+    util_scan(long long n, int fields, unsigned *__restrict__ data, unsigned long long *words,
+              unsigned long long *__restrict__ totals) {
     __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
-    const long long first = (long long)blockIdx.x * UTIL_SCAN_ITEMS + threadIdx.x * UTIL_SCAN_PER;
-    for (int f = 0; f < fields; ++f) {
-        const unsigned *d = data + (long long)f * (n + 1);
-        unsigned long long s = 0;
-        for (int j = 0; j < UTIL_SCAN_PER; ++j) {
-            if (first + j < n) s += d[first + j];
-        }
-        unsigned long long total;
-        tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &total);
-        if (threadIdx.x == 0) sums[(long long)blockIdx.x * fields + f] = total;
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
-    util_scan_blocks(long long n, long long nblocks, int fields, unsigned *__restrict__ data,
-                     unsigned long long *__restrict__ sums,
-                     unsigned long long *__restrict__ totals) {
-    __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
-    const long long per = (nblocks + UTIL_SCAN_THREADS - 1) / UTIL_SCAN_THREADS;
-    const long long first = threadIdx.x * per;
-    for (int f = 0; f < fields; ++f) {
-        unsigned long long s = 0;
-        for (long long b = first; b < first + per && b < nblocks; ++b) s += sums[b * fields + f];
-        unsigned long long total;
-        unsigned long long run = tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &total);
-        for (long long b = first; b < first + per && b < nblocks; ++b) {
-            const unsigned long long v = sums[b * fields + f];
-            sums[b * fields + f] = run;
-            run += v;
-        }
-        if (threadIdx.x == 0) {
-            totals[f] = total;
-            data[(long long)f * (n + 1) + n] = (unsigned)total;
-        }
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
-    util_scan_apply(long long n, int fields, unsigned *__restrict__ data,
-                    const unsigned long long *__restrict__ sums) {
-    __shared__ unsigned long long warp_sums[UTIL_SCAN_THREADS / 32 + 1];
-    const long long first = (long long)blockIdx.x * UTIL_SCAN_ITEMS + threadIdx.x * UTIL_SCAN_PER;
+    __shared__ long long s_block;
+    __shared__ unsigned long long s_prefix;
+    if (threadIdx.x == 0) s_block = (long long)atomicAdd(words, 1ull);
+    __syncthreads();
+    const long long b = s_block;
+    const long long last = n > 0 ? (n - 1) / UTIL_SCAN_ITEMS : 0;
+    volatile unsigned long long *word = words + 1;
+    const long long first = b * UTIL_SCAN_ITEMS + threadIdx.x * UTIL_SCAN_PER;
     for (int f = 0; f < fields; ++f) {
         unsigned *d = data + (long long)f * (n + 1);
         unsigned v[UTIL_SCAN_PER];
@@ -491,13 +466,35 @@ extern "C" __global__ void __launch_bounds__(UTIL_SCAN_THREADS)
             v[j] = first + j < n ? d[first + j] : 0u;
             s += v[j];
         }
-        unsigned long long total;
-        unsigned long long run = sums[(long long)blockIdx.x * fields + f] +
-                                 tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &total);
+        unsigned long long sum;
+        const unsigned long long mine = tessera_block_scan<UTIL_SCAN_THREADS>(s, warp_sums, &sum);
+        if (threadIdx.x == 0) {
+            unsigned long long prefix = 0;
+            if (b > 0) {
+                word[b * fields + f] = UTIL_SCAN_SUM | sum;
+                for (long long p = b - 1;; --p) {
+                    unsigned long long w;
+                    do {
+                        w = word[p * fields + f];
+                    } while (w == 0);
+                    prefix += w & UTIL_SCAN_VALUE;
+                    if (w & UTIL_SCAN_PREFIX) break;
+                }
+            }
+            word[b * fields + f] = UTIL_SCAN_PREFIX | (prefix + sum);
+            s_prefix = prefix;
+            if (b == last) {
+                totals[f] = prefix + sum;
+                d[n] = (unsigned)(prefix + sum);
+            }
+        }
+        __syncthreads();
+        unsigned long long run = s_prefix + mine;
 #pragma unroll
         for (int j = 0; j < UTIL_SCAN_PER; ++j) {
             if (first + j < n) d[first + j] = (unsigned)run;
             run += v[j];
         }
+        __syncthreads(); // s_prefix is the next field's
     }
 }

@@ -566,6 +566,7 @@ fn device_scan_writes_the_host_prefix_sums() {
         data.fill_from(stream, &counts).unwrap();
         let totals = DeviceBuffer::alloc(dev, 8 * fields, "scan test totals").unwrap();
         let work = DeviceBuffer::alloc(dev, workspace_bytes(n, fields), "scan test work").unwrap();
+        work.zero(stream).unwrap();
         exclusive_scan(
             dev,
             stream,

@@ -168,10 +168,11 @@ pub(super) fn build<T: Scalar>(
     let area = bw * bh;
     let nbr = rows.div_ceil(bh);
     let (rp, ci, va) = csr.arrays();
-    let [start, res, work, lid] = DeviceBuffer::alloc_parts(
+    // The total, then the scan's workspace: zeroed together by one memset.
+    let [start, res, lid] = DeviceBuffer::alloc_parts(
         dev,
-        [4 * (nbr + 1), 16, workspace_bytes(nbr, 1), 4 * nnz],
-        "BCCOO's device build (blocks per block row, totals, scan workspace, entries' blocks)",
+        [4 * (nbr + 1), 16 + workspace_bytes(nbr, 1), 4 * nnz],
+        "BCCOO's device build (blocks per block row, totals and scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
     // At most COUNT_BLOCKS_PER_SM blocks per SM, grid-stride: each thread walks its block row's
@@ -202,7 +203,13 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
-    exclusive_scan(dev, stream, (start.addr(), nbr, 1), res.addr(), work.addr())?;
+    exclusive_scan(
+        dev,
+        stream,
+        (start.addr(), nbr, 1),
+        res.addr(),
+        res.addr() + 16,
+    )?;
     let queued = us(t0);
     // The value map's size is known before the count reports: allocated while it runs.
     let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "BCCOO's value map (built on the device)")?;

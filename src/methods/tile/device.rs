@@ -70,18 +70,20 @@ pub(super) fn build<T: Scalar>(
     let (trows, tcols) = (rows.div_ceil(TILE), cols.div_ceil(TILE));
     let grid = trows * tcols;
     let (rp, ci, va) = csr.arrays();
-    let ws = workspace_bytes(grid, 3).max(workspace_bytes(trows, 4));
-    let [gb, gf, rf, res, work] = DeviceBuffer::alloc_parts(
+    // The census's words, then the two scans' workspaces: zeroed together by one memset.
+    let (ws_grid, ws_rows) = (workspace_bytes(grid, 3), workspace_bytes(trows, 4));
+    let [gb, gf, rf, res] = DeviceBuffer::alloc_parts(
         dev,
         [
             2 * grid,
             12 * (grid + 1),
             16 * (trows + 1),
-            8 * RESULT_WORDS,
-            ws,
+            8 * RESULT_WORDS + ws_grid + ws_rows,
         ],
-        "TILE's device build (tile census, row census, totals, scan workspace)",
+        "TILE's device build (tile census, row census, totals, scan workspaces)",
     )?;
+    let work_grid = res.addr() + 8 * RESULT_WORDS as u64;
+    let work_rows = work_grid + ws_grid as u64;
     crate::backend::span("tile: temporaries");
     res.zero(stream)?;
     crate::backend::span("tile: zero");
@@ -122,7 +124,7 @@ pub(super) fn build<T: Scalar>(
         stream,
         (gf.addr(), grid, 3),
         total(CENSUS_WORDS),
-        work.addr(),
+        work_grid,
     )?;
     crate::backend::span("tile: scan");
     let small = params::SMALL_GRID_TBALANCE;
@@ -152,7 +154,7 @@ pub(super) fn build<T: Scalar>(
         stream,
         (rf.addr(), trows, 4),
         total(CENSUS_WORDS + 3),
-        work.addr(),
+        work_rows,
     )?;
     crate::backend::span("tile: row scan");
     let queued = us(t0);
@@ -160,7 +162,13 @@ pub(super) fn build<T: Scalar>(
     // while the device runs it, so that only the rest waits for the totals (on an H200, 48-55
     // MB allocated after the read-back took about 100 us; run C of session 24).
     let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "TILE's value map (built on the device)")?;
-    crate::backend::span("tile: value map");
+    // So are the values, sized for a format that stores every entry once and nothing else
+    // (dense blocks in Dns tiles, CSR and COO tiles), the most of the format's bytes: a format
+    // with padding (ELL, HYB, DnsRow, DnsCol, Dns tiles with zeros) allocates its own after the
+    // read-back instead. On an H200 the 32 MB of dense 2000² f64 took 40-50 us there (session 28).
+    let vsz = std::mem::size_of::<T>();
+    let values_guess = DeviceBuffer::alloc(dev, vsz * nnz, "TILE's values (built on the device)")?;
+    crate::backend::span("tile: value map, values");
     let mut r = [0u64; RESULT_WORDS];
     copy_to_host(dev, stream, res.addr(), &mut r)?;
     crate::backend::span("tile: read back");
@@ -172,6 +180,8 @@ pub(super) fn build<T: Scalar>(
     }
     census.deferred_nnz = r[14] as usize;
     if census.deferred_nnz > 0 {
+        // Unused: freed in this stream's order, without a wait for the device.
+        crate::backend::cuda::allocating_on(stream, || drop((value_slot, values_guess)));
         return Ok(None);
     }
     let [tiles, tile_values, idx_bytes, items_a, split_a, items_b, split_b] =
@@ -188,8 +198,8 @@ pub(super) fn build<T: Scalar>(
         why = Some(params::small_grid_reason(items_a, fixed.tbalance, sm));
         (tbalance, items, split) = (small, items_b, split_b);
     }
-    let vsz = std::mem::size_of::<T>();
-    let [tile_col, format, width, val_ptr, idx_ptr, idx, values, item_row, item_start, split_rows] =
+    let guessed = tile_values == nnz;
+    let [tile_col, format, width, val_ptr, idx_ptr, idx, padded, item_row, item_start, split_rows] =
         DeviceBuffer::alloc_parts(
             dev,
             [
@@ -199,13 +209,20 @@ pub(super) fn build<T: Scalar>(
                 4 * (tiles + 1),
                 4 * (tiles + 1),
                 idx_bytes.div_ceil(4) * 4,
-                vsz * tile_values,
+                if guessed { 0 } else { vsz * tile_values },
                 4 * items,
                 4 * (items + 1),
                 4 * split,
             ],
             "TILE's format (built on the device)",
         )?;
+    let values = if guessed {
+        values_guess
+    } else {
+        // Never used by a kernel: freed in this stream's order, without a wait for the device.
+        crate::backend::cuda::allocating_on(stream, || drop(values_guess));
+        padded
+    };
     crate::backend::span("tile: format");
     // The chosen tbalance's item and split offsets: rf's arrays 0, 1 (ta) or 2, 3 (tb).
     let pick = if tbalance == fixed.tbalance { 0 } else { 2 };
