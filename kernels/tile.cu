@@ -247,7 +247,9 @@ TESSERA_INSTANTIATE(TILE_ENTRY)
 //                  operations on both sides). Per grid tile: its format (TILE_NONE when it stores
 //                  nothing), width, and three counts: 1 when stored, its values, its index bytes;
 //                  per block, Figure 7's census (tiles and non-zeros per format, deferred
-//                  entries) added into `census`.
+//                  entries) added into `census`; and, where the host gives it room
+//                  (`ranges`, 16 lanes x 8 bytes a grid tile), each lane's entry range, so
+//                  that the fill does not search the rows again.
 //   (util_scan_*:  the counts become offsets: tile index, value offset, index offset.)
 //   tile_rows_census / tile_items: the work items of two tbalance values per tile row (the
 //                  host picks one after reading the totals, as the fixed rule does), then
@@ -474,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(TILE_BUILD_THREADS)
     tile_census(int rows, int cols, long long tcols, long long ngrid,
                 const int *__restrict__ rp, const int *__restrict__ ci, double te, double th,
                 int vsz, int defer, unsigned char *__restrict__ gb, unsigned *__restrict__ gf,
-                unsigned long long *__restrict__ census) {
+                unsigned long long *__restrict__ census, uint2 *__restrict__ ranges) {
     __shared__ unsigned counts[TILE_CENSUS_WORDS];
     if (threadIdx.x < TILE_CENSUS_WORDS) counts[threadIdx.x] = 0;
     __syncthreads();
@@ -486,6 +488,9 @@ extern "C" __global__ void __launch_bounds__(TILE_BUILD_THREADS)
         const long long tr = t / tcols, tc = t % tcols;
         unsigned lo, cnt;
         tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
+        if (ranges != nullptr) {
+            ranges[t * 16 + r] = make_uint2(lo, cnt); // for tile_fill (coalesced, 128 B a tile)
+        }
         const unsigned mask = tile_half_masks(hmask, r, ci, lo, cnt, tc * 16);
         // Sorted columns: two entries share one exactly when the row has fewer columns than
         // entries.
@@ -603,7 +608,8 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
                                           unsigned *__restrict__ val_ptr,
                                           unsigned *__restrict__ idx_ptr,
                                           unsigned *__restrict__ idx, T *__restrict__ values,
-                                          unsigned *__restrict__ value_slot) {
+                                          unsigned *__restrict__ value_slot,
+                                          const uint2 *__restrict__ ranges) {
     const unsigned *tile_off = gf, *val_off = gf + (ngrid + 1), *idx_off = gf + 2 * (ngrid + 1);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         val_ptr[tile_off[ngrid]] = val_off[ngrid];
@@ -626,7 +632,13 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         const unsigned ti = tile_off[t], voff = val_off[t];
         const unsigned long long ioff = idx_off[t];
         unsigned lo, cnt;
-        tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
+        if (ranges != nullptr) {
+            const uint2 lr = ranges[t * 16 + r]; // the census's two binary searches, kept
+            lo = lr.x;
+            cnt = lr.y;
+        } else {
+            tile_lane_range(rows, rp, ci, tr, tc, r, &lo, &cnt);
+        }
         // The column masks only for DnsCol (its index bytes and slots): the other formats
         // place entries by row and position.
         const unsigned mask = f == TILE_F_COL ? tile_half_masks(hmask, r, ci, lo, cnt, c0) : 0u;
@@ -735,8 +747,8 @@ __device__ __forceinline__ void tile_fill(int rows, long long tcols, long long n
         unsigned *__restrict__ tile_col, unsigned char *__restrict__ fmt_out,                  \
         unsigned char *__restrict__ width_out, unsigned *__restrict__ val_ptr,                 \
         unsigned *__restrict__ idx_ptr, unsigned *__restrict__ idx, T *__restrict__ values,   \
-        unsigned *__restrict__ value_slot) {                                                   \
+        unsigned *__restrict__ value_slot, const uint2 *__restrict__ ranges) {                 \
         tile_fill<T>(rows, tcols, ngrid, rp, ci, va, gb, gf, tile_col, fmt_out, width_out,     \
-                     val_ptr, idx_ptr, idx, values, value_slot);                               \
+                     val_ptr, idx_ptr, idx, values, value_slot, ranges);                       \
     }
 TESSERA_INSTANTIATE(TILE_BUILD_ENTRY)

@@ -35,6 +35,8 @@ const CENSUS_WORDS: usize = 15;
 /// The read-back: the census, the grid's three totals (stored tiles, values, index bytes), the
 /// tile rows' four (items and split rows at each tbalance).
 const RESULT_WORDS: usize = CENSUS_WORDS + 3 + 4;
+/// Bytes of a grid tile's entry ranges kept by the census for the fill (16 lanes' uint2).
+const RANGE_BYTES: usize = 16 * 8;
 /// The tile side.
 const TILE: usize = super::format::TILE;
 
@@ -72,15 +74,24 @@ pub(super) fn build<T: Scalar>(
     let (rp, ci, va) = csr.arrays();
     // The census's words, then the two scans' workspaces: zeroed together by one memset.
     let (ws_grid, ws_rows) = (workspace_bytes(grid, 3), workspace_bytes(trows, 4));
-    let [gb, gf, rf, res] = DeviceBuffer::alloc_parts(
+    // Each grid tile's 16 entry ranges from the census for the fill (128 bytes a grid tile),
+    // where that is at most the column array's size: the fill then makes none of the census's
+    // binary searches again.
+    let ranges_bytes = if grid * RANGE_BYTES <= 4 * nnz {
+        grid * RANGE_BYTES
+    } else {
+        0
+    };
+    let [gb, gf, rf, res, ranges] = DeviceBuffer::alloc_parts(
         dev,
         [
             2 * grid,
             12 * (grid + 1),
             16 * (trows + 1),
             8 * RESULT_WORDS + ws_grid + ws_rows,
+            ranges_bytes,
         ],
-        "TILE's device build (tile census, row census, totals, scan workspaces)",
+        "TILE's device build (tile census, row census, totals, scan workspaces, entry ranges)",
     )?;
     let work_grid = res.addr() + 8 * RESULT_WORDS as u64;
     let work_rows = work_grid + ws_grid as u64;
@@ -101,12 +112,14 @@ pub(super) fn build<T: Scalar>(
         .push(fixed.deferred as i32)
         .push(gb.addr())
         .push(gf.addr())
-        .push(res.addr());
+        .push(res.addr())
+        .push(ranges.addr());
     // SAFETY: tile_census(int rows, int cols, long long tcols, long long ngrid, const int* rp,
     // const int* ci, double te, double th, int vsz, int defer, unsigned char* gb, unsigned* gf,
-    // unsigned long long* census): rp, ci are tessera's sound int32 CSR of rows x cols (sorted
-    // rows: the matrix was checked); gb holds 2 * ngrid bytes, gf 3 * (ngrid + 1) u32, census
-    // CENSUS_WORDS zeroed u64 (the head of res); THREADS threads a block, grid-stride.
+    // unsigned long long* census, uint2* ranges): rp, ci are tessera's sound int32 CSR of rows
+    // x cols (sorted rows: the matrix was checked); gb holds 2 * ngrid bytes, gf 3 * (ngrid + 1)
+    // u32, census CENSUS_WORDS zeroed u64 (the head of res); ranges null or 16 uint2 per grid
+    // tile (RANGE_BYTES); THREADS threads a block, grid-stride.
     unsafe {
         launch(
             dev,
@@ -276,13 +289,15 @@ pub(super) fn build<T: Scalar>(
         .push(idx_ptr.addr())
         .push(idx.addr())
         .push(values.addr())
-        .push(value_slot.addr());
+        .push(value_slot.addr())
+        .push(ranges.addr());
     // SAFETY: tile_fill_<T>(int rows, long long tcols, long long ngrid, const int* rp, const
     // int* ci, const T* va, const unsigned char* gb, const unsigned* gf, unsigned* tile_col,
     // unsigned char* fmt, unsigned char* width, unsigned* val_ptr, unsigned* idx_ptr, unsigned*
-    // idx, T* values, unsigned* value_slot): gb and gf as tile_census and the scan left them,
-    // whose totals sized every output (idx rounded up to whole words, zeroed by tile_items);
-    // value_slot holds nnz u32; THREADS threads a block, grid-stride.
+    // idx, T* values, unsigned* value_slot, const uint2* ranges): gb and gf as tile_census and
+    // the scan left them, whose totals sized every output (idx rounded up to whole words,
+    // zeroed by tile_items); value_slot holds nnz u32; ranges null or as tile_census wrote them
+    // earlier on this stream; THREADS threads a block, grid-stride.
     unsafe {
         launch(
             dev,
