@@ -188,6 +188,14 @@ fn bad_input_is_a_clear_error_and_exit_code_2() {
             "fastest",
         ],
         &["--backend", "warp", "info", "gen:diag:5"],
+        &[
+            "--backend",
+            "host",
+            "bench",
+            "gen:diag:5",
+            "--stream",
+            "sideways",
+        ],
     ] {
         let o = tessera(args);
         let (_, err) = text(&o);

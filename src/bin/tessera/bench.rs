@@ -401,13 +401,17 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
 
 pub(crate) fn cmd_bench(backend: &str, b: &BenchArgs<'_>, o: &RunOpts) -> Result<bool, String> {
     let mut s = setup(backend, o, "all")?;
-    if let (true, Some(dev)) = (b.own_stream, s.handle.cuda().cloned()) {
-        let own = tessera::backend::cuda::OwnedStream::new(&dev).map_err(|e| e.to_string())?;
-        s.handle
-            .set_stream(own.stream().0)
-            .map_err(|e| e.to_string())?;
-        eprintln!("stream: a non-blocking stream of the run's own (--stream own)");
-        s.own_stream = Some(own);
+    match (b.own_stream, s.handle.cuda().cloned()) {
+        (true, Some(dev)) => {
+            let own = tessera::backend::cuda::OwnedStream::new(&dev).map_err(|e| e.to_string())?;
+            s.handle
+                .set_stream(own.stream().0)
+                .map_err(|e| e.to_string())?;
+            eprintln!("stream: a non-blocking stream of the run's own (--stream own)");
+            s.own_stream = Some(own);
+        }
+        (true, None) => eprintln!("stream: --stream own has no effect on the host backend"),
+        (false, _) => {}
     }
     let mut specs: Vec<String> = b.specs.to_vec();
     if b.suite {
