@@ -327,7 +327,24 @@ __device__ __forceinline__ void tile_lane_range(int rows, const int *__restrict_
     if (row < rows) {
         const unsigned b = (unsigned)tessera_ro_load(rp + row);
         const unsigned e = (unsigned)tessera_ro_load(rp + row + 1);
-        *lo = tile_lower_bound(ci, b, e, tc * 16);
+        const long long c0 = tc * 16;
+        // A row's columns, sorted and none repeated, put the first column >= c0 at most
+        // c0 - ci[b] entries after b and at most ci[e - 1] - c0 entries before e - 1: the
+        // search runs between (a dense row's is one entry), and its answer is checked against
+        // its neighbours, the whole row searched when a repeated column broke the bounds.
+        unsigned l = b;
+        if (e > b) {
+            const long long first = tessera_ro_load(ci + b), last = tessera_ro_load(ci + e - 1);
+            const long long n = (long long)(e - b);
+            const long long up = c0 - first, down = last - c0;
+            const unsigned hi_n = up < 0 ? b + 1 : (up + 1 < n ? b + (unsigned)(up + 1) : e);
+            const unsigned lo_n = down < 0 ? e : (down + 1 < n ? e - 1 - (unsigned)down : b);
+            l = lo_n <= hi_n ? tile_lower_bound(ci, lo_n, hi_n, c0) : b;
+            const bool right = (l == b || (long long)tessera_ro_load(ci + l - 1) < c0) &&
+                               (l == e || (long long)tessera_ro_load(ci + l) >= c0);
+            if (!right) l = tile_lower_bound(ci, b, e, c0);
+        }
+        *lo = l;
         // The row has at most 16 entries in the tile unless it repeats a column: the end is
         // found among the next 16 (cached lines), and past them only after a repeat.
         const unsigned hi = e - *lo > 16 ? *lo + 16 : e;
