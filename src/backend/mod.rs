@@ -5,8 +5,10 @@
 
 pub mod cuda;
 
-/// The trace level: `TESSERA_TRACE` (0 when unset), read once per process.
-fn trace_level() -> u8 {
+/// The trace level: `TESSERA_TRACE` (0 when unset), read once per process (the CLI's bench asks
+/// it at every product).
+#[doc(hidden)]
+pub fn trace_level() -> u8 {
     static LEVEL: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
     *LEVEL.get_or_init(|| {
         std::env::var("TESSERA_TRACE")

@@ -69,14 +69,11 @@ End to end (CSV columns after params; the table \"end to end\" printed after the
       upload of the arrays, the set-up with preprocess, upload of x and y, one product, synchronize.
       Loading the matrix file or generating it is not counted.";
 
-/// `TESSERA_TRACE` set to 1 or more: the first products' timelines on stderr. Read once: the
-/// end-to-end loop asks at every product, and a lookup of the environment there (a lock and a
-/// search, 0.1-0.3 us) would be counted as tessera's time.
+/// `TESSERA_TRACE` set to 1 or more: the first products' timelines on stderr. The library's
+/// level, read once per process: the end-to-end loop asks at every product, and a lookup of the
+/// environment there (a lock and a search) would be counted as tessera's time.
 fn trace_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        std::env::var("TESSERA_TRACE").is_ok_and(|v| v.parse::<u8>().is_ok_and(|l| l >= 1))
-    })
+    tessera::backend::trace_level() >= 1
 }
 
 fn text<E: std::fmt::Display>(e: E) -> String {

@@ -122,7 +122,7 @@ enum Command {
         /// as CuPy and PyTorch use unless told otherwise) or `own` (a non-blocking stream made
         /// for the run, as a code that makes its own streams, PETSc's for one). Cold first
         /// products (`--cold`) always use the default stream.
-        #[arg(long, default_value = "legacy")]
+        #[arg(long, default_value = "legacy", value_parser = ["legacy", "own"])]
         stream: String,
     },
     /// One row's cold_first_ms, run by `bench --cold` as a fresh process (with TESSERA_CACHE_DIR
@@ -466,25 +466,22 @@ fn main() -> ExitCode {
             suite,
             steady,
             stream,
-        }) => match stream.as_str() {
-            "legacy" | "own" => cmd_bench(
-                &cli.backend,
-                &BenchArgs {
-                    specs,
-                    suite: *suite,
-                    repeat: *repeat,
-                    csv: csv.as_deref(),
-                    plot: plot.as_deref(),
-                    e2e_plot: e2e_plot.as_deref(),
-                    cold: *cold,
-                    out: out.as_deref(),
-                    steady: *steady,
-                    own_stream: stream == "own",
-                },
-                opts,
-            ),
-            other => Err(format!("--stream: {other:?} is not legacy or own")),
-        },
+        }) => cmd_bench(
+            &cli.backend,
+            &BenchArgs {
+                specs,
+                suite: *suite,
+                repeat: *repeat,
+                csv: csv.as_deref(),
+                plot: plot.as_deref(),
+                e2e_plot: e2e_plot.as_deref(),
+                cold: *cold,
+                out: out.as_deref(),
+                steady: *steady,
+                own_stream: stream == "own",
+            },
+            opts,
+        ),
         Some(Command::ColdFirst { spec, opts }) => e2e::cmd_cold_first(&cli.backend, spec, opts),
     };
     match r {
