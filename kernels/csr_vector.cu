@@ -331,3 +331,134 @@ __device__ __forceinline__ void csr_vector_combine(int rows, int slices,
         csr_vector_combine<T>(rows, slices, part, y, alpha, beta);                             \
     }
 TESSERA_INSTANTIATE(CSR_SLICED_ENTRY)
+
+// ---------------------------------------------------------------------------------------------
+// Pieces mode (methods/csr_vector/pieces.rs): for long rows (a mean of hundreds of entries or
+// more), each row is cut into n_r = max(1, ceil(len / piece)) pieces of about equal length, and
+// each piece is one warp's work, however few rows there are. Row-per-group kernels leave such a
+// matrix's few rows to a few warps each reading one long row after another (latency-bound), and
+// a non-zero split (HOLA) spends its blocks' time on row bookkeeping; a warp per piece keeps
+// U = 32 / sizeof(T) loads of values and columns in flight per lane. A row of one piece is
+// written by its warp; the pieces of a longer row leave their sums in a workspace slot, and the
+// row's last warp to finish (a counter per row, reset by that warp: graph replays stay right)
+// adds them in piece order. Every sum has a fixed order: the product is bitwise reproducible.
+// Only the COOP == 32 module holds them (they do not depend on COOP).
+#if COOP == 32
+
+// row_item[r] = n_r, the pieces of row r (the scan then makes them offsets). A thread per row.
+extern "C" __global__ void csr_vector_piece_count(int rows, const int *__restrict__ row_ptr,
+                                                  int piece, unsigned *__restrict__ row_item) {
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        const long long len = (long long)row_ptr[r + 1] - row_ptr[r];
+        row_item[r] = len > piece ? (unsigned)((len + piece - 1) / piece) : 1u;
+    }
+}
+
+// item_row[i] = the row of piece i, for the scanned offsets row_item (rows + 1). A thread per
+// row writes its pieces.
+extern "C" __global__ void csr_vector_piece_rows(int rows, const unsigned *__restrict__ row_item,
+                                                 unsigned *__restrict__ item_row) {
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        for (unsigned i = row_item[r]; i < row_item[r + 1]; ++i) {
+            item_row[i] = (unsigned)r;
+        }
+    }
+}
+
+// Warp w takes piece w (none beyond row_item[rows], the number of pieces): entries
+// [b + len * j / n, b + len * (j + 1) / n) of its row (b its start, len its length, j the
+// piece's index among the row's n). part and cnt are one workspace slot (a value per piece, a
+// zero counter per row).
+template <typename T>
+__device__ __forceinline__ void csr_vector_pieces(int rows, const int *__restrict__ row_ptr,
+                                                  const int *__restrict__ col_ind,
+                                                  const T *__restrict__ values,
+                                                  const T *__restrict__ x, T *__restrict__ y,
+                                                  T alpha, T beta,
+                                                  const unsigned *__restrict__ row_item,
+                                                  const unsigned *__restrict__ item_row,
+                                                  T *__restrict__ part, unsigned *cnt) {
+    constexpr int U = 32 / (int)sizeof(T);
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    // w is the same for the whole warp: it leaves together.
+    if (w >= (long long)row_item[rows]) {
+        return;
+    }
+    const int r = (int)item_row[w];
+    const unsigned f = row_item[r], n = row_item[r + 1] - f, j = (unsigned)w - f;
+    const int b = row_ptr[r];
+    const long long len = (long long)row_ptr[r + 1] - b;
+    const int lo = b + (int)(len * j / n), hi = b + (int)(len * (j + 1) / n);
+    T s[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        s[u] = T(0);
+    }
+    int k = lo + lane;
+    // U entries per lane per trip, all their loads issued before the gathers of x.
+    for (; k + 32 * (U - 1) < hi; k += 32 * U) {
+        T v[U];
+        int c[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            v[u] = __ldcs(values + k + 32 * u);
+            c[u] = __ldcs(col_ind + k + 32 * u);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            s[u] += v[u] * __ldg(x + c[u]);
+        }
+    }
+    for (; k < hi; k += 32) {
+        s[0] += __ldcs(values + k) * __ldg(x + __ldcs(col_ind + k));
+    }
+    T a = s[0];
+#pragma unroll
+    for (int u = 1; u < U; ++u) {
+        a += s[u];
+    }
+    a = tessera_group_sum<32>(a);
+    if (n == 1) {
+        if (lane == 0) {
+            y[r] = beta != T(0) ? alpha * a + beta * y[r] : alpha * a;
+        }
+        return;
+    }
+    unsigned last = 0;
+    if (lane == 0) {
+        part[w] = a;
+        // The part is visible device-wide before the counter says so.
+        __threadfence();
+        last = atomicAdd(cnt + r, 1u) == n - 1 ? 1u : 0u;
+    }
+    last = __shfl_sync(TESSERA_FULL_MASK, last, 0);
+    if (last == 0) {
+        return;
+    }
+    __threadfence();
+    T t = T(0);
+    for (unsigned i = f + lane; i < f + n; i += 32) {
+        t += __ldcg(part + i);
+    }
+    t = tessera_group_sum<32>(t);
+    if (lane == 0) {
+        y[r] = beta != T(0) ? alpha * t + beta * y[r] : alpha * t;
+        cnt[r] = 0;
+    }
+}
+
+#define CSR_PIECES_ENTRY(T, S)                                                                 \
+    extern "C" __global__ void csr_vector_pieces_##S(                                          \
+        int rows, const int *__restrict__ row_ptr, const int *__restrict__ col_ind,            \
+        const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ y, T alpha,     \
+        T beta, const unsigned *__restrict__ row_item, const unsigned *__restrict__ item_row,  \
+        T *__restrict__ part, unsigned *cnt) {                                                 \
+        csr_vector_pieces<T>(rows, row_ptr, col_ind, values, x, y, alpha, beta, row_item,      \
+                             item_row, part, cnt);                                             \
+    }
+TESSERA_INSTANTIATE(CSR_PIECES_ENTRY)
+
+#endif // COOP == 32

@@ -24,7 +24,8 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// - a row longer than 8× the mean (arrow, circuit, power-law, as-caida, cit-HepPh, watt_2,
 ///   Groebner): one thread group per row leaves the long rows to a handful of threads
 ///   (CSR_VECTOR 3.7 ms on arrow, HOLA 0.007 ms);
-/// - a mean above 128 entries (dense, LP): 32 threads per row cannot fill the GPU;
+/// - a mean above 128 entries (dense, LP): 32 threads per row cannot fill the GPU (up to a mean
+///   of 1,024 CSR_VECTOR's pieces mode takes them instead: [`over_csr`]);
 /// - at least 4M non-zeros with 10 or more per row (stencil27, elasticity, uniform random):
 ///   HOLA's 1024-entry blocks stream better than CSR_VECTOR's row groups (H100, f64: 0.125 vs
 ///   0.137 ms, 0.112 vs 0.121, 0.151 vs 0.189). Below that size CSR_VECTOR's single launch
@@ -109,7 +110,15 @@ const GRAPH_BRC_NNZ_PER_SM: f64 = 3104.0;
 /// and session 18's suite run F; notes/auto.md, session 19): 6 trips 1.01-1.06 (elasticity 3³
 /// and 6³, zenios), 9 trips 0.88 (sparse-images), 4 trips and fewer 0.97-1.19. Before that
 /// kernel (session 15) the same rule counted rounds of one entry, from 10.
+///
+/// Rows of 128-1,024 entries on average (`methods::csr_vector::pieces::suits`) go to
+/// CSR_VECTOR first, which runs them in its pieces mode (a warp per piece of a row): 1.1-1.7x
+/// faster than HOLA on random rows of 150-500 entries on an H200 (session 29, run A;
+/// notes/csr_vector.md).
 pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
+    if crate::methods::csr_vector::pieces::suits(stats) {
+        return Algorithm::CsrVector;
+    }
     let coop = crate::methods::csr_vector::params::coop_for_mean(stats.mean) as usize;
     let hola_blocks = crate::methods::hola::params::fixed_rule(stats).blocks(stats.nnz);
     let one_wave = hola_blocks <= 2 * sm.max(1) as usize;
@@ -514,8 +523,21 @@ mod tests {
             heuristic(&half_empty.stats(), 8, false, 132),
             Algorithm::CsrVector
         );
+        // Rows of 129-1,024: CSR_VECTOR's pieces; rows of 128: CSR_VECTOR's row groups; rows
+        // of 2,000: HOLA.
         assert_eq!(
             heuristic(&stats("gen:dense:200,300"), 8, false, 132),
+            Algorithm::CsrVector
+        );
+        assert!(!crate::methods::csr_vector::pieces::suits(&stats(
+            "gen:dense:200,128"
+        )));
+        assert_eq!(
+            heuristic(&stats("gen:dense:200,128"), 8, false, 132),
+            Algorithm::CsrVector
+        );
+        assert_eq!(
+            heuristic(&stats("gen:dense:200,2000"), 8, false, 132),
             Algorithm::Hola
         );
         // Half dense and >= 1M non-zeros: TILE's dense tiles.
@@ -547,9 +569,14 @@ mod tests {
         let lp = stats("gen:lp:2000,400000,1000,1");
         assert!(crate::methods::csr_vector::sliced::suits(&lp, 8));
         assert_eq!(heuristic(&lp, 8, false, 132), Algorithm::CsrVector);
-        // Four times the columns: 7 per slice, HOLA's split as before.
+        // Four times the columns: 7 per slice, not sliced; rows of 1,000 run in pieces.
         let wide = stats("gen:lp:2000,1600000,1000,1");
-        assert_eq!(heuristic(&wide, 8, false, 132), Algorithm::Hola);
+        assert!(!crate::methods::csr_vector::sliced::suits(&wide, 8));
+        assert!(crate::methods::csr_vector::pieces::suits(&wide));
+        assert_eq!(heuristic(&wide, 8, false, 132), Algorithm::CsrVector);
+        // Rows of 2,000 over 4M columns (6 per slice): HOLA's split.
+        let longer = stats("gen:lp:2000,4000000,2000,1");
+        assert_eq!(heuristic(&longer, 8, false, 132), Algorithm::Hola);
         // 81 entries per row over 4 slices' width, but each row within a band of a few
         // thousand columns: not sliced.
         let band = stats("gen:elasticity:24");

@@ -152,6 +152,8 @@ fn every_stage_of_a_swap_is_right_on_two_streams_and_in_graphs() {
     stages::<f64>("gen:powerlaw:12,8,5", Algorithm::CsrVector, Algorithm::Brc);
     stages::<f32>("gen:powerlaw:12,8,5", Algorithm::Hola, Algorithm::Tile);
     stages::<f64>("gen:dense:300,400", Algorithm::Hola, Algorithm::Tile);
+    // CSR_VECTOR's pieces mode (rows of 1,000), then TILE.
+    stages::<f32>("gen:dense:300,1000", Algorithm::CsrVector, Algorithm::Tile);
     stages::<f32>("gen:lap3d7:20", Algorithm::CsrVector, Algorithm::Brc);
 }
 
@@ -427,6 +429,8 @@ fn a_matrix_kept_on_the_device_builds_its_format_from_a_copy_the_worker_download
 #[test]
 fn stream_ordered_allocations_are_usable_on_any_stream_at_once() {
     use tessera::backend::cuda::{allocating_on, copy_to_host, DeviceBuffer, OwnedStream};
+    // Its cuMemAlloc would invalidate another test's capture in global mode (and fail itself).
+    let _device = whole_device();
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     let own = OwnedStream::new(&dev).unwrap();
@@ -458,6 +462,8 @@ fn stream_ordered_allocations_are_usable_on_any_stream_at_once() {
 #[test]
 fn the_staged_upload_copies_every_byte_of_uneven_sizes() {
     use tessera::backend::cuda::{copy_to_host, DeviceBuffer};
+    // Allocates too: apart from other tests' captures.
+    let _device = whole_device();
     let Some(h) = gpu() else { return };
     let dev = h.cuda().unwrap().clone();
     for len in [(16 << 20) + 1, (16 << 20) + 12_345, (40 << 20) + 7] {

@@ -10,6 +10,12 @@
 //! [`SLICED_RING`] slots ([`SlotRing`]): concurrent products of one matrix never share one.
 //! Its shape is the rule's: tuning (any kind) is skipped for a sliced matrix.
 //!
+//! Pieces mode (`pieces.rs`): where its rule holds (long rows) and the sliced mode's does not,
+//! `prepare` builds the piece table on the device (`csr_vector_piece_count`, the scan,
+//! `csr_vector_piece_rows`; no read-back) and every product is one launch of
+//! `csr_vector_pieces_<T>`, a warp per piece, with a slot of a ring of [`PIECES_RING`] for the
+//! pieces' partial sums and the rows' counters. Not tuned either.
+//!
 //! ONLINE (§6): while the tuner is searching, a call first asks (without waiting) whether the
 //! previous timed call has finished; if so its time goes to the tuner. If no timed call is in
 //! flight, this call runs the tuner's next candidate between two CUDA events on the stream;
@@ -19,12 +25,14 @@
 
 use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
+use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
 use crate::backend::cuda::{
     is_capturing, launch, launch_shared, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::{self, OnlineTuner, Params};
+use crate::methods::csr_vector::pieces;
 use crate::methods::csr_vector::sliced::{self, Slicing};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::Request;
@@ -53,6 +61,8 @@ pub struct CsrVectorGpu<T> {
     tuned: String,
     /// The sliced mode, where its rule holds: then every product runs it.
     sliced: Option<Sliced>,
+    /// The pieces mode, where its rule holds (and the sliced mode's does not).
+    pieces: Option<Pieces>,
     _t: PhantomData<T>,
 }
 
@@ -213,6 +223,166 @@ impl Sliced {
     }
 }
 
+/// Workspace slots of the pieces mode: its products that may be in flight at once.
+const PIECES_RING: usize = 4;
+/// Threads per block of `csr_vector_pieces_<T>` (eight warps: eight pieces).
+const PIECES_BLOCK: u32 = 256;
+
+/// The pieces mode on the device (`pieces.rs`): its kernel, the piece table built at analyze and
+/// the ring of workspace slots (one allocation).
+struct Pieces {
+    run: Function,
+    /// Most entries of a piece.
+    piece: usize,
+    /// The bound on the pieces ([`pieces::bound`]): the grid's warps and a slot's values.
+    bound: usize,
+    /// `rows + 1` u32: each row's first piece (scanned counts), the pieces in all at `rows`.
+    row_item: DeviceBuffer,
+    /// `bound` u32: each piece's row.
+    item_row: DeviceBuffer,
+    /// `PIECES_RING` slots of `bound` partial sums.
+    part: DeviceBuffer,
+    /// `PIECES_RING` slots of `rows` u32 counters (zero between products), then the scan's
+    /// total and workspace.
+    cnt: DeviceBuffer,
+    ring: SlotRing,
+}
+
+impl Pieces {
+    /// Loads the kernels, allocates the table and the workspace and queues the table's build on
+    /// `stream` (asynchronous, as the sliced mode's bounds: the products that follow on any
+    /// stream are ordered after analyze by the matrix).
+    fn prepare<T: Scalar>(dev: &Arc<Device>, stream: Stream, csr: &GpuCsr<T>) -> Result<Self> {
+        let val = std::mem::size_of::<T>();
+        let (rows, nnz) = (csr.rows(), csr.nnz());
+        let piece = pieces::piece(val);
+        let bound = pieces::bound(rows, nnz, piece);
+        if bound > i32::MAX as usize {
+            return Err(Error::Internal(format!("{bound} pieces")));
+        }
+        let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
+        let run = m.function(&format!("csr_vector_pieces_{}", suffix::<T>()))?;
+        let count_fn = m.function("csr_vector_piece_count")?;
+        let rows_fn = m.function("csr_vector_piece_rows")?;
+        let counters = PIECES_RING * rows * 4;
+        let [row_item, item_row, part, cnt] = DeviceBuffer::alloc_parts(
+            dev,
+            [
+                (rows + 1) * 4,
+                bound * 4,
+                PIECES_RING * bound * val,
+                counters.next_multiple_of(8) + 8 + workspace_bytes(rows, 1),
+            ],
+            "CSR_VECTOR piece table, partial sums and counters",
+        )?;
+        // The counters, the scan's total and its workspace: zero, once.
+        cnt.zero(stream)?;
+        let total = cnt.addr() + counters.next_multiple_of(8) as u64;
+        let (rp, _, _) = csr.arrays();
+        let threads = AUX_BLOCK as usize;
+        let args = KernelArgs::new()
+            .push(rows as i32)
+            .push(rp)
+            .push(piece as i32)
+            .push(row_item.addr());
+        // SAFETY: csr_vector_piece_count(int rows, const int* row_ptr, int piece, unsigned*
+        // row_item): the CSR's int32 row_ptr (rows + 1, sound: tessera's own or checked),
+        // row_item rows + 1 u32 (allocated above); a thread per row.
+        unsafe {
+            launch(
+                dev,
+                &count_fn,
+                rows.div_ceil(threads),
+                AUX_BLOCK,
+                stream,
+                args,
+            )?
+        };
+        exclusive_scan(dev, stream, (row_item.addr(), rows, 1), total, total + 8)?;
+        let args = KernelArgs::new()
+            .push(rows as i32)
+            .push(row_item.addr())
+            .push(item_row.addr());
+        // SAFETY: csr_vector_piece_rows(int rows, const unsigned* row_item, unsigned* item_row):
+        // row_item the scanned counts above (same stream), whose total is at most `bound`
+        // ([`pieces::bound`]), the size of item_row; a thread per row.
+        unsafe {
+            launch(
+                dev,
+                &rows_fn,
+                rows.div_ceil(threads),
+                AUX_BLOCK,
+                stream,
+                args,
+            )?
+        };
+        Ok(Pieces {
+            run,
+            piece,
+            bound,
+            row_item,
+            item_row,
+            part,
+            cnt,
+            ring: SlotRing::new(dev, PIECES_RING)?,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.row_item.bytes() + self.item_row.bytes() + self.part.bytes() + self.cnt.bytes()
+    }
+
+    /// y = alpha*A*x + beta*y: one launch, a warp per piece, with a workspace slot.
+    #[allow(clippy::too_many_arguments)]
+    fn spmv<T: Scalar>(
+        &self,
+        csr: &GpuCsr<T>,
+        stream: Stream,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
+        let dev = csr.device();
+        let (rows, val) = (csr.rows(), std::mem::size_of::<T>());
+        let (rp, ci, va) = csr.arrays();
+        self.ring.run(dev, stream, 0, |slot| {
+            let part = self.part.addr() + (slot * self.bound * val) as u64;
+            let cnt = self.cnt.addr() + (slot * rows * 4) as u64;
+            let args = KernelArgs::new()
+                .push(rows as i32)
+                .push(rp)
+                .push(ci)
+                .push(va)
+                .push(x)
+                .push(y)
+                .push(alpha)
+                .push(beta)
+                .push(self.row_item.addr())
+                .push(self.item_row.addr())
+                .push(part)
+                .push(cnt);
+            // SAFETY: csr_vector_pieces_<T>(int rows, const int* row_ptr, const int* col_ind,
+            // const T* values, const T* x, T* y, T alpha, T beta, const unsigned* row_item,
+            // const unsigned* item_row, T* part, unsigned* cnt): the CSR's sound int32 arrays,
+            // x cols and y rows values (checked by the caller), the piece table built at
+            // prepare from this row_ptr (at most `bound` pieces: the grid's warps), part and
+            // cnt one slot of `bound` values and `rows` zero counters (the kernel leaves them
+            // zero).
+            unsafe {
+                launch(
+                    dev,
+                    &self.run,
+                    self.bound.div_ceil(PIECES_BLOCK as usize / 32),
+                    PIECES_BLOCK,
+                    stream,
+                    args,
+                )
+            }
+        })
+    }
+}
+
 impl<T: Scalar> std::fmt::Debug for CsrVectorGpu<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "CsrVectorGpu({})", self.describe())
@@ -308,9 +478,11 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 sliced::rule(stats, std::mem::size_of::<T>(), limits)
             })
             .flatten();
+        let by_pieces = shape.is_none() && !csr.index64() && csr.rows() > 0 && pieces::suits(stats);
         let (params, kernels, online, tuned) = match tuning {
-            // The sliced mode runs every product: the plain kernel is neither loaded nor tuned.
-            _ if shape.is_some() => (fixed, Vec::new(), None, rule),
+            // The sliced and pieces modes run every product: the plain kernel is neither loaded
+            // nor tuned.
+            _ if shape.is_some() || by_pieces => (fixed, Vec::new(), None, rule),
             Tuning::None => (
                 fixed,
                 load::<T>(dev, &[fixed.coop], csr.index64())?,
@@ -345,11 +517,16 @@ impl<T: Scalar> CsrVectorGpu<T> {
             Some(shape) => Some(Sliced::prepare(dev, stream, csr, shape)?),
             None => None,
         };
+        let pieces = match by_pieces {
+            true => Some(Pieces::prepare(dev, stream, csr)?),
+            false => None,
+        };
         Ok(CsrVectorGpu {
             kernels,
             state: Mutex::new(State { params, online }),
             tuned,
             sliced,
+            pieces,
             _t: PhantomData,
         })
     }
@@ -403,6 +580,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         if let Some(sl) = &self.sliced {
             return sl.spmv(csr, stream, alpha, x, beta, y);
         }
+        if let Some(pc) = &self.pieces {
+            return pc.spmv(csr, stream, alpha, x, beta, y);
+        }
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let params = st.params;
         let Some(on) = st.online.as_mut() else {
@@ -453,6 +633,16 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 sliced::MIN_PER_SLICE
             );
         }
+        if let Some(pc) = &self.pieces {
+            return format!(
+                "pieces: rows cut into pieces of at most {} entries (at most {} pieces), a warp each, {} values in flight per lane (rule: rows of {}-{} entries on average)",
+                pc.piece,
+                pc.bound,
+                32 / std::mem::size_of::<T>(),
+                pieces::MIN_MEAN + 1.0,
+                pieces::MAX_MEAN
+            );
+        }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match &st.online {
             None => format!("{} ({})", st.params, self.tuned),
@@ -479,7 +669,7 @@ impl<T: Scalar> CsrVectorGpu<T> {
     /// True when ONLINE tuning was asked for and has settled (false while searching; true
     /// without ONLINE).
     pub fn settled(&self) -> bool {
-        if self.sliced.is_some() {
+        if self.sliced.is_some() || self.pieces.is_some() {
             return true;
         }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -500,9 +690,11 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
         CsrVectorGpu::spmv(self, csr, stream, alpha, x, beta, y)
     }
 
-    // The format is the CSR itself; the sliced mode adds its bounds and workspace.
+    // The format is the CSR itself; the sliced and pieces modes add their tables and
+    // workspaces.
     fn device_bytes(&self) -> usize {
         self.sliced.as_ref().map_or(0, Sliced::bytes)
+            + self.pieces.as_ref().map_or(0, Pieces::bytes)
     }
 
     fn describe(&self) -> String {
@@ -513,8 +705,8 @@ impl<T: Scalar> crate::methods::GpuMethod<T> for CsrVectorGpu<T> {
         CsrVectorGpu::settled(self)
     }
 
-    // A fixed warp-shuffle tree per row, no atomics (the sliced mode adds each row's slices in
-    // a fixed order too).
+    // A fixed warp-shuffle tree per row, no atomics on values (the sliced mode adds each row's
+    // slices in a fixed order too, and the pieces mode a row's pieces).
     fn deterministic(&self) -> bool {
         true
     }
