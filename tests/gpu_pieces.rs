@@ -11,12 +11,11 @@
 mod common;
 
 use common::gpu::{
-    capture, checked_product, destroy_stream, gpu, new_stream, queued_products_on_streams,
-    replay_checked, shared_device, whole_device, DeviceArrays,
+    assert_bitwise_reproducible, captured_product_replays, checked_product, gpu,
+    queued_products_on_streams, shared_device, whole_device, DeviceArrays,
 };
-use common::products::{check_method, x_for};
-use tessera::backend::cuda::DeviceVec;
-use tessera::{Algorithm, Csr, Matrix, Operation, Tuning};
+use common::products::check_method;
+use tessera::{Algorithm, Csr, Matrix, Tuning};
 
 /// Long rows with the pieces mode's edge cases (pieces of 1,024 entries in f64 and 2,048 in
 /// f32): every 40th row empty, row 1 over all 50,000 columns (49 pieces in f64: more than a
@@ -97,20 +96,7 @@ fn pieces_products_are_bitwise_reproducible() {
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
     assert!(m.info().params.contains("pieces"));
-    let x = x_for(a.cols(), 4);
-    let mut first = vec![0.0; a.rows()];
-    m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut first)
-        .unwrap();
-    for round in 0..5 {
-        let mut y = vec![f64::NAN; a.rows()];
-        m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
-            .unwrap();
-        let same = y
-            .iter()
-            .zip(&first)
-            .all(|(p, q)| p.to_bits() == q.to_bits());
-        assert!(same, "round {round} differs bitwise");
-    }
+    assert_bitwise_reproducible(&h, &m, &a);
 }
 
 #[test]
@@ -129,23 +115,12 @@ fn concurrent_pieces_products_on_more_streams_than_slots_stay_apart() {
 fn a_captured_pieces_product_replays_with_new_x() {
     let _device = whole_device();
     let Some(mut h) = gpu() else { return };
-    let dev = h.cuda().unwrap().clone();
-    let stream = new_stream();
-    h.set_stream(stream as usize).unwrap();
     let a = edges();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    assert!(m.info().params.contains("pieces"));
-    let y0 = x_for(a.rows(), 9);
-    let mut dx = DeviceVec::from_slice(&dev, &x_for(a.cols(), 1)).unwrap();
-    let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
-    let exec = capture(stream, || {
-        m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
-            .unwrap()
+    captured_product_replays(&mut h, &a, "pieces", |h| {
+        let mut m = Matrix::from_csr(h, a.clone());
+        m.analyze(h, Algorithm::CsrVector, Tuning::None).unwrap();
+        m
     });
-    replay_checked(&h, exec, stream, &mut dx, &dy, &a, y0, "edges");
-    h.set_stream(0).unwrap();
-    destroy_stream(stream);
 }
 
 #[test]

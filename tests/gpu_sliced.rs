@@ -10,8 +10,8 @@
 mod common;
 
 use common::gpu::{
-    capture, checked_product, destroy_stream, gpu, new_stream, queued_products_on_streams,
-    replay_checked, shared_device, whole_device, DeviceArrays,
+    assert_bitwise_reproducible, captured_product_replays, checked_product, gpu,
+    queued_products_on_streams, shared_device, whole_device, DeviceArrays,
 };
 use common::products::{assert_product, check_method, x_for};
 use tessera::backend::cuda::DeviceVec;
@@ -94,20 +94,8 @@ fn sliced_products_are_bitwise_reproducible() {
     let a = edges();
     let mut m = Matrix::from_csr(&h, a.clone());
     m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    let x = x_for(a.cols(), 4);
-    let mut first = vec![0.0; a.rows()];
-    m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut first)
-        .unwrap();
-    for round in 0..5 {
-        let mut y = vec![f64::NAN; a.rows()];
-        m.spmv(&h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
-            .unwrap();
-        let same = y
-            .iter()
-            .zip(&first)
-            .all(|(p, q)| p.to_bits() == q.to_bits());
-        assert!(same, "round {round} differs bitwise");
-    }
+    assert!(m.info().params.contains("sliced"));
+    assert_bitwise_reproducible(&h, &m, &a);
 }
 
 #[test]
@@ -126,23 +114,12 @@ fn concurrent_sliced_products_on_more_streams_than_slots_stay_apart() {
 fn a_captured_sliced_product_replays_with_new_x() {
     let _device = whole_device();
     let Some(mut h) = gpu() else { return };
-    let dev = h.cuda().unwrap().clone();
-    let stream = new_stream();
-    h.set_stream(stream as usize).unwrap();
     let a = edges();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    assert!(m.info().params.contains("sliced"));
-    let y0 = x_for(a.rows(), 9);
-    let mut dx = DeviceVec::from_slice(&dev, &x_for(a.cols(), 1)).unwrap();
-    let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
-    let exec = capture(stream, || {
-        m.spmv_device(&h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
-            .unwrap()
+    captured_product_replays(&mut h, &a, "sliced", |h| {
+        let mut m = Matrix::from_csr(h, a.clone());
+        m.analyze(h, Algorithm::CsrVector, Tuning::None).unwrap();
+        m
     });
-    replay_checked(&h, exec, stream, &mut dx, &dy, &a, y0, "edges");
-    h.set_stream(0).unwrap();
-    destroy_stream(stream);
 }
 
 #[test]

@@ -200,6 +200,51 @@ pub fn replay_checked(
     }
 }
 
+/// Six products of `m` (y = A x, y full of NaN before each) are bitwise equal to the first.
+pub fn assert_bitwise_reproducible(h: &Handle, m: &Matrix<f64>, a: &Csr<f64>) {
+    let x = x_for(a.cols(), 4);
+    let mut first = vec![0.0; a.rows()];
+    m.spmv(h, Operation::NonTranspose, 1.0, &x, 0.0, &mut first)
+        .unwrap();
+    for round in 0..5 {
+        let mut y = vec![f64::NAN; a.rows()];
+        m.spmv(h, Operation::NonTranspose, 1.0, &x, 0.0, &mut y)
+            .unwrap();
+        let same = y
+            .iter()
+            .zip(&first)
+            .all(|(p, q)| p.to_bits() == q.to_bits());
+        assert!(same, "round {round} differs bitwise");
+    }
+}
+
+/// On a new stream of `h`: the matrix `make` analyzes (its `info().params` must contain
+/// `mode`), `y = 2 A x + 0.5 y` captured into a graph, replayed with new x and checked
+/// ([`replay_checked`]); the handle goes back to the default stream.
+pub fn captured_product_replays(
+    h: &mut Handle,
+    a: &Csr<f64>,
+    mode: &str,
+    make: impl FnOnce(&Handle) -> Matrix<f64>,
+) {
+    let dev = h.cuda().unwrap().clone();
+    let stream = new_stream();
+    h.set_stream(stream as usize).unwrap();
+    let m = make(h);
+    assert!(m.info().params.contains(mode), "{}", m.info().params);
+    let y0 = x_for(a.rows(), 9);
+    let mut dx = DeviceVec::from_slice(&dev, &x_for(a.cols(), 1)).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
+    let exec = capture(stream, || {
+        m.spmv_device(h, Operation::NonTranspose, 2.0, dx.addr(), 0.5, dy.addr())
+            .unwrap()
+    });
+    replay_checked(h, exec, stream, &mut dx, &dy, a, y0, mode);
+    drop(m);
+    h.set_stream(0).unwrap();
+    destroy_stream(stream);
+}
+
 /// A caller's CSR arrays in device memory (int32 indices, base 0, values of type `T`), for the
 /// creates that read device arrays in place.
 pub struct DeviceArrays<T> {
