@@ -355,43 +355,61 @@ extern "C" __global__ void csr_vector_piece_count(int rows, const int *__restric
     }
 }
 
-// item_row[i] = the row of piece i, for the scanned offsets row_item (rows + 1). A thread per
-// row writes its pieces.
-extern "C" __global__ void csr_vector_piece_rows(int rows, const unsigned *__restrict__ row_item,
-                                                 unsigned *__restrict__ item_row) {
-    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (r < rows) {
-        for (unsigned i = row_item[r]; i < row_item[r + 1]; ++i) {
-            item_row[i] = (unsigned)r;
+// The piece table from the scanned offsets row_item (rows + 1): for piece i of row r (its j-th
+// of n), item_row[i] = r and item_lo[i] = the first of its entries, row_ptr[r] + len * j / n
+// (len the row's length); the pieces past the real count (row_item[rows]) up to `bound` are
+// empty (item_lo = nnz) with row `rows`; item_lo[bound] = nnz. A piece's entries are then
+// [item_lo[i], item_lo[i + 1]): pieces follow each other through the rows in entry order. One
+// thread per index up to bound (bound >= rows): thread r writes row r's pieces, and thread t
+// the padding piece t.
+extern "C" __global__ void csr_vector_piece_table(int rows, const int *__restrict__ row_ptr,
+                                                  const unsigned *__restrict__ row_item,
+                                                  long long bound, unsigned *__restrict__ item_row,
+                                                  unsigned *__restrict__ item_lo) {
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned nnz = (unsigned)row_ptr[rows];
+    if (t < rows) {
+        const unsigned f = row_item[t], n = row_item[t + 1] - f;
+        const long long b = row_ptr[t], len = (long long)row_ptr[t + 1] - b;
+        for (unsigned j = 0; j < n; ++j) {
+            item_row[f + j] = (unsigned)t;
+            item_lo[f + j] = (unsigned)(b + len * j / n);
         }
+    }
+    if (t >= (long long)row_item[rows] && t < bound) {
+        item_row[t] = (unsigned)rows;
+        item_lo[t] = nnz;
+    }
+    if (t == bound) {
+        item_lo[t] = nnz;
     }
 }
 
-// Warp w takes piece w (none beyond row_item[rows], the number of pieces): entries
-// [b + len * j / n, b + len * (j + 1) / n) of its row (b its start, len its length, j the
-// piece's index among the row's n). part and cnt are one workspace slot (a value per piece, a
-// zero counter per row).
+// Warp w takes piece w < bound: entries [item_lo[w], item_lo[w + 1]) of row item_row[w] (a
+// padding piece has none and row `rows`: it leaves). The loads of the entries wait for one
+// load of the table; the row's offsets in row_item are loaded beside them. part and cnt are one
+// workspace slot (a value per piece, a zero counter per row).
 template <typename T>
-__device__ __forceinline__ void csr_vector_pieces(int rows, const int *__restrict__ row_ptr,
+__device__ __forceinline__ void csr_vector_pieces(int rows, long long bound,
                                                   const int *__restrict__ col_ind,
                                                   const T *__restrict__ values,
                                                   const T *__restrict__ x, T *__restrict__ y,
                                                   T alpha, T beta,
                                                   const unsigned *__restrict__ row_item,
                                                   const unsigned *__restrict__ item_row,
+                                                  const unsigned *__restrict__ item_lo,
                                                   T *__restrict__ part, unsigned *cnt) {
     constexpr int U = 32 / (int)sizeof(T);
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     // w is the same for the whole warp: it leaves together.
-    if (w >= (long long)row_item[rows]) {
+    if (w >= bound) {
         return;
     }
-    const int r = (int)item_row[w];
-    const unsigned f = row_item[r], n = row_item[r + 1] - f, j = (unsigned)w - f;
-    const int b = row_ptr[r];
-    const long long len = (long long)row_ptr[r + 1] - b;
-    const int lo = b + (int)(len * j / n), hi = b + (int)(len * (j + 1) / n);
+    const int lo = (int)item_lo[w], hi = (int)item_lo[w + 1];
+    const unsigned r = item_row[w];
+    const bool real = r < (unsigned)rows;
+    const unsigned f = real ? row_item[r] : 0u, n = real ? row_item[r + 1] - f : 0u;
     T s[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -414,6 +432,9 @@ __device__ __forceinline__ void csr_vector_pieces(int rows, const int *__restric
     }
     for (; k < hi; k += 32) {
         s[0] += __ldcs(values + k) * __ldg(x + __ldcs(col_ind + k));
+    }
+    if (!real) {
+        return;
     }
     T a = s[0];
 #pragma unroll
@@ -452,12 +473,12 @@ __device__ __forceinline__ void csr_vector_pieces(int rows, const int *__restric
 
 #define CSR_PIECES_ENTRY(T, S)                                                                 \
     extern "C" __global__ void csr_vector_pieces_##S(                                          \
-        int rows, const int *__restrict__ row_ptr, const int *__restrict__ col_ind,            \
+        int rows, long long bound, const int *__restrict__ col_ind,                            \
         const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ y, T alpha,     \
         T beta, const unsigned *__restrict__ row_item, const unsigned *__restrict__ item_row,  \
-        T *__restrict__ part, unsigned *cnt) {                                                 \
-        csr_vector_pieces<T>(rows, row_ptr, col_ind, values, x, y, alpha, beta, row_item,      \
-                             item_row, part, cnt);                                             \
+        const unsigned *__restrict__ item_lo, T *__restrict__ part, unsigned *cnt) {           \
+        csr_vector_pieces<T>(rows, bound, col_ind, values, x, y, alpha, beta, row_item,        \
+                             item_row, item_lo, part, cnt);                                    \
     }
 TESSERA_INSTANTIATE(CSR_PIECES_ENTRY)
 

@@ -12,7 +12,7 @@
 //!
 //! Pieces mode (`pieces.rs`): where its rule holds (long rows) and the sliced mode's does not,
 //! `prepare` builds the piece table on the device (`csr_vector_piece_count`, the scan,
-//! `csr_vector_piece_rows`; no read-back) and every product is one launch of
+//! `csr_vector_piece_table`; no read-back) and every product is one launch of
 //! `csr_vector_pieces_<T>`, a warp per piece, with a slot of a ring of [`PIECES_RING`] for the
 //! pieces' partial sums and the rows' counters. Not tuned either.
 //!
@@ -238,8 +238,10 @@ struct Pieces {
     bound: usize,
     /// `rows + 1` u32: each row's first piece (scanned counts), the pieces in all at `rows`.
     row_item: DeviceBuffer,
-    /// `bound` u32: each piece's row.
+    /// `bound` u32: each piece's row (`rows` for the padding past the real count).
     item_row: DeviceBuffer,
+    /// `bound + 1` u32: each piece's first entry (the non-zeros' count past the last).
+    item_lo: DeviceBuffer,
     /// `PIECES_RING` slots of `bound` partial sums.
     part: DeviceBuffer,
     /// `PIECES_RING` slots of `rows` u32 counters (zero between products), then the scan's
@@ -263,13 +265,14 @@ impl Pieces {
         let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
         let run = m.function(&format!("csr_vector_pieces_{}", suffix::<T>()))?;
         let count_fn = m.function("csr_vector_piece_count")?;
-        let rows_fn = m.function("csr_vector_piece_rows")?;
+        let table_fn = m.function("csr_vector_piece_table")?;
         let counters = PIECES_RING * rows * 4;
-        let [row_item, item_row, part, cnt] = DeviceBuffer::alloc_parts(
+        let [row_item, item_row, item_lo, part, cnt] = DeviceBuffer::alloc_parts(
             dev,
             [
                 (rows + 1) * 4,
                 bound * 4,
+                (bound + 1) * 4,
                 PIECES_RING * bound * val,
                 counters.next_multiple_of(8) + 8 + workspace_bytes(rows, 1),
             ],
@@ -301,16 +304,21 @@ impl Pieces {
         exclusive_scan(dev, stream, (row_item.addr(), rows, 1), total, total + 8)?;
         let args = KernelArgs::new()
             .push(rows as i32)
+            .push(rp)
             .push(row_item.addr())
-            .push(item_row.addr());
-        // SAFETY: csr_vector_piece_rows(int rows, const unsigned* row_item, unsigned* item_row):
-        // row_item the scanned counts above (same stream), whose total is at most `bound`
-        // ([`pieces::bound`]), the size of item_row; a thread per row.
+            .push(bound as i64)
+            .push(item_row.addr())
+            .push(item_lo.addr());
+        // SAFETY: csr_vector_piece_table(int rows, const int* row_ptr, const unsigned* row_item,
+        // long long bound, unsigned* item_row, unsigned* item_lo): the CSR's sound int32
+        // row_ptr, row_item the scanned counts above (same stream), whose total is at most
+        // `bound` ([`pieces::bound`], >= rows); item_row holds bound and item_lo bound + 1 u32;
+        // a thread per index up to bound.
         unsafe {
             launch(
                 dev,
-                &rows_fn,
-                rows.div_ceil(threads),
+                &table_fn,
+                (bound + 1).div_ceil(threads),
                 AUX_BLOCK,
                 stream,
                 args,
@@ -322,6 +330,7 @@ impl Pieces {
             bound,
             row_item,
             item_row,
+            item_lo,
             part,
             cnt,
             ring: SlotRing::new(dev, PIECES_RING)?,
@@ -329,7 +338,11 @@ impl Pieces {
     }
 
     fn bytes(&self) -> usize {
-        self.row_item.bytes() + self.item_row.bytes() + self.part.bytes() + self.cnt.bytes()
+        self.row_item.bytes()
+            + self.item_row.bytes()
+            + self.item_lo.bytes()
+            + self.part.bytes()
+            + self.cnt.bytes()
     }
 
     /// y = alpha*A*x + beta*y: one launch, a warp per piece, with a workspace slot.
@@ -345,13 +358,13 @@ impl Pieces {
     ) -> Result<()> {
         let dev = csr.device();
         let (rows, val) = (csr.rows(), std::mem::size_of::<T>());
-        let (rp, ci, va) = csr.arrays();
+        let (_, ci, va) = csr.arrays();
         self.ring.run(dev, stream, 0, |slot| {
             let part = self.part.addr() + (slot * self.bound * val) as u64;
             let cnt = self.cnt.addr() + (slot * rows * 4) as u64;
             let args = KernelArgs::new()
                 .push(rows as i32)
-                .push(rp)
+                .push(self.bound as i64)
                 .push(ci)
                 .push(va)
                 .push(x)
@@ -360,15 +373,16 @@ impl Pieces {
                 .push(beta)
                 .push(self.row_item.addr())
                 .push(self.item_row.addr())
+                .push(self.item_lo.addr())
                 .push(part)
                 .push(cnt);
-            // SAFETY: csr_vector_pieces_<T>(int rows, const int* row_ptr, const int* col_ind,
+            // SAFETY: csr_vector_pieces_<T>(int rows, long long bound, const int* col_ind,
             // const T* values, const T* x, T* y, T alpha, T beta, const unsigned* row_item,
-            // const unsigned* item_row, T* part, unsigned* cnt): the CSR's sound int32 arrays,
-            // x cols and y rows values (checked by the caller), the piece table built at
-            // prepare from this row_ptr (at most `bound` pieces: the grid's warps), part and
-            // cnt one slot of `bound` values and `rows` zero counters (the kernel leaves them
-            // zero).
+            // const unsigned* item_row, const unsigned* item_lo, T* part, unsigned* cnt): the
+            // CSR's sound int32 arrays, x cols and y rows values (checked by the caller), the
+            // piece table built at prepare from this row_ptr (`bound` pieces, padding
+            // included: the grid's warps, each reading entries within 0..nnz), part and cnt one
+            // slot of `bound` values and `rows` zero counters (the kernel leaves them zero).
             unsafe {
                 launch(
                     dev,
