@@ -14,8 +14,9 @@ use common::gpu::{
     assert_bitwise_reproducible, captured_product_replays, checked_product, gpu,
     queued_products_on_streams, shared_device, whole_device, DeviceArrays,
 };
-use common::products::check_method;
-use tessera::{Algorithm, Csr, Matrix, Tuning};
+use common::products::{assert_ax, check_method, x_for};
+use tessera::backend::cuda::DeviceVec;
+use tessera::{Algorithm, Csr, Matrix, Operation, Tuning};
 
 /// Long rows with the pieces mode's edge cases (pieces of 1,024 entries in f64 and 2,048 in
 /// f32): every 40th row empty, row 1 over all 50,000 columns (49 pieces in f64: more than a
@@ -140,4 +141,66 @@ fn a_matrix_read_in_place_runs_in_pieces() {
         assert_eq!(info.algorithm, Algorithm::CsrVector, "{name}");
         assert!(info.params.contains("pieces"), "{name}: {}", info.params);
     }
+}
+
+/// A matrix read in place runs the provisional HOLA while its check runs (held here until its
+/// products start: `hold_checks`), then the form its statistics choose, here the pieces mode,
+/// whose piece table and workspace are allocated: by a worker, never by a product
+/// (`tessera_spmv` allocates nothing). Counted on the caller's thread with the fault switch
+/// armed past reach.
+#[test]
+fn products_on_the_way_to_the_pieces_allocate_nothing() {
+    use tessera::backend::cuda::check::hold_checks;
+    use tessera::backend::cuda::fault::{self, Fault};
+    struct Held;
+    impl Drop for Held {
+        fn drop(&mut self) {
+            hold_checks(false);
+        }
+    }
+    let _device = whole_device();
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let a = edges();
+    let arrays = DeviceArrays::<f64>::of(&h, &a);
+    let x = x_for(a.cols(), 3);
+    let dx = DeviceVec::from_slice(&dev, &x).unwrap();
+    let dy = DeviceVec::from_slice(&dev, &vec![0.0; a.rows()]).unwrap();
+    hold_checks(true);
+    let held = Held;
+    let mut m = Matrix::<f64>::borrow_device_deferred(&h, &arrays.descr())
+        .unwrap()
+        .unwrap();
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    assert!(m.is_provisional(), "{}", m.info().params);
+    fault::arm(Fault::Alloc, u64::MAX);
+    let product = || {
+        m.spmv_device(&h, Operation::NonTranspose, 1.0, dx.addr(), 0.0, dy.addr())
+            .unwrap()
+    };
+    product();
+    drop(held);
+    let start = std::time::Instant::now();
+    let mut products = 1;
+    loop {
+        product();
+        products += 1;
+        if m.info().params.contains("pieces") && products > 3 {
+            break;
+        }
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "not in pieces after {products} products: {}",
+            m.info().params
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let seen = fault::seen(Fault::Alloc);
+    fault::disarm();
+    assert_eq!(
+        seen, 0,
+        "{seen} allocations on the caller's thread in {products} products"
+    );
+    let y = dy.to_vec(h.cuda_stream()).unwrap();
+    assert_ax("edges read in place, in pieces", &a, &x, &y);
 }

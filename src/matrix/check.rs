@@ -28,7 +28,7 @@ use crate::backend::cuda::{self, OwnedStream, Stream};
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
 use crate::handle::Handle;
-use crate::methods::csr_vector::sliced;
+use crate::methods::csr_vector::{pieces, sliced};
 use crate::methods::hola::cuda::{self as hola_cuda, HolaGpu};
 use crate::methods::hola::params as hola_params;
 use crate::methods::{self, GpuMethod, Request};
@@ -525,11 +525,15 @@ impl<T: Scalar> Matrix<T> {
     ) -> Result<()> {
         let (now, later) = auto_plan(&stats, std::mem::size_of::<T>(), dev.sm_count());
         let mut bgs = Vec::new();
-        // CSR_VECTOR outside the sliced mode is its kernels looked up (no device work): made
-        // here, after the product's launch (while the device runs it), and swapped in at once.
-        // The sliced mode builds its slice bounds from the arrays, on a worker (`light_build`).
+        // CSR_VECTOR outside its sliced and pieces modes is its kernels looked up (no device
+        // work, no allocation): made here, after the product's launch (while the device runs
+        // it), and swapped in at once. The sliced mode builds its slice bounds from the arrays
+        // and the pieces mode its piece table, each with its workspace: on a worker
+        // (`light_build`), since a product allocates nothing.
         let made = match now {
-            Algorithm::CsrVector if !sliced::suits(&stats, std::mem::size_of::<T>()) => {
+            Algorithm::CsrVector
+                if !sliced::suits(&stats, std::mem::size_of::<T>()) && !pieces::suits(&stats) =>
+            {
                 let req = Request::on_device(&stats, false);
                 methods::prepare_gpu(Algorithm::CsrVector, dev, stream, &gpu.csr, &req).ok()
             }
