@@ -1,7 +1,7 @@
 //! CSR_VECTOR's pieces mode: every row cut into pieces of at most [`piece`] entries, a warp per
 //! piece (kernels/csr_vector.cu, `csr_vector_pieces`), for rows of a few hundred entries.
 //!
-//! Why. Rows of 128-1,024 entries are too long for CSR_VECTOR's row groups (at most a warp per
+//! Why. Rows of 129-1,024 entries are too long for CSR_VECTOR's row groups (at most a warp per
 //! row, reading its row trip after trip with two entries per lane in flight) and too short for
 //! HOLA's non-zero split to pay for its row bookkeeping: HOLA ran random rows of 400-500
 //! entries at 1.6 TB/s on an H200. A warp per piece of 1,024 (f64) or 2,048 (f32) entries,
@@ -10,7 +10,8 @@
 //!
 //! The cost: the pieces of a row longer than one piece each write a partial sum, and the row's
 //! last warp adds them (one atomic per piece on a per-row counter); the layout (the pieces per
-//! row, scanned, and each piece's row) is built on the device at analyze, with no read-back.
+//! row, scanned, and each piece's row and first entry) is built on the device at analyze, with
+//! no read-back.
 #![forbid(unsafe_code)]
 
 use crate::csr::RowStats;
@@ -23,10 +24,10 @@ pub(crate) const MIN_MEAN: f64 = 128.0;
 pub(crate) const MAX_MEAN: f64 = 1024.0;
 
 /// Most entries of one piece for `val_bytes`-byte values: 1,024 in f64, 2,048 in f32 (a lane's
-/// share is then 32 or 64 entries, four or eight trips of its 32 bytes of values). Measured in
-/// session 29's prototype (H200): f64 pieces of 512 / 1,024 / 2,048 on dense 1000 x 8000 30.8 /
-/// 27.9 / 30.5 µs (four values in flight per lane); f32 pieces of 1,024 / 2,048 on the random
-/// 4000² at 50% 24.9 / 19.2 (eight in flight). `TESSERA_PIECE=n` sets it.
+/// share is then 32 or 64 entries, eight trips of its 32 bytes of values). Measured in session
+/// 29's run A (H200, µs per product, pieces of 512 / 1,024 / 2,048): random rows of 500 11.7 /
+/// 10.4 / 10.1 (f64), 8.5 / 7.3 / 7.3 (f32); rows of 150-400 within 4% of each other; LP rows of
+/// 1,000 over 1.6M columns 24.1 / 25.5 / 24.9 (f64). `TESSERA_PIECE=n` sets it.
 pub fn piece(val_bytes: usize) -> usize {
     static OVER: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let over = *OVER.get_or_init(|| {
