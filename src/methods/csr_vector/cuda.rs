@@ -492,7 +492,14 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 sliced::rule(stats, std::mem::size_of::<T>(), limits)
             })
             .flatten();
-        let by_pieces = shape.is_none() && !csr.index64() && csr.rows() > 0 && pieces::suits(stats);
+        // A piece table past int32 (rows near 2^31) keeps the row groups.
+        let fits = pieces::bound(
+            csr.rows(),
+            csr.nnz(),
+            pieces::piece(std::mem::size_of::<T>()),
+        ) <= i32::MAX as usize;
+        let by_pieces =
+            shape.is_none() && !csr.index64() && csr.rows() > 0 && fits && pieces::suits(stats);
         let (params, kernels, online, tuned) = match tuning {
             // The sliced and pieces modes run every product: the plain kernel is neither loaded
             // nor tuned.
