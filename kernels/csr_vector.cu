@@ -333,11 +333,11 @@ __device__ __forceinline__ void csr_vector_combine(int rows, int slices,
 TESSERA_INSTANTIATE(CSR_SLICED_ENTRY)
 
 // ---------------------------------------------------------------------------------------------
-// Pieces mode (methods/csr_vector/pieces.rs): for long rows (a mean of hundreds of entries or
-// more), each row is cut into n_r = max(1, ceil(len / piece)) pieces of about equal length, and
-// each piece is one warp's work, however few rows there are. Row-per-group kernels leave such a
-// matrix's few rows to a few warps each reading one long row after another (latency-bound), and
-// a non-zero split (HOLA) spends its blocks' time on row bookkeeping; a warp per piece keeps
+// Pieces mode (methods/csr_vector/pieces.rs): for rows of a few hundred entries (a mean of
+// 129-1,024), each row is cut into n_r = max(1, ceil(len / piece)) pieces of about equal
+// length, and each piece is one warp's work. Row-per-group kernels read such rows trip after
+// trip with two entries per lane in flight (latency-bound), and a non-zero split (HOLA) spends
+// its blocks' time on row bookkeeping; a warp per piece keeps
 // U = 32 / sizeof(T) loads of values and columns in flight per lane. A row of one piece is
 // written by its warp; the pieces of a longer row leave their sums in a workspace slot, and the
 // row's last warp to finish (a counter per row, reset by that warp: graph replays stay right)
