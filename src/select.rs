@@ -111,7 +111,7 @@ const GRAPH_BRC_NNZ_PER_SM: f64 = 3104.0;
 /// and 6³, zenios), 9 trips 0.88 (sparse-images), 4 trips and fewer 0.97-1.19. Before that
 /// kernel (session 15) the same rule counted rounds of one entry, from 10.
 ///
-/// Rows of 128-1,024 entries on average (`methods::csr_vector::pieces::suits`) go to
+/// Rows of 129-1,024 entries on average (`methods::csr_vector::pieces::suits`) go to
 /// CSR_VECTOR first, which runs them in its pieces mode (a warp per piece of a row): 1.1-1.7x
 /// faster than HOLA on random rows of 150-500 entries on an H200 (session 29, run A;
 /// notes/csr_vector.md).

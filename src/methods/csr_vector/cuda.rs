@@ -254,14 +254,15 @@ impl Pieces {
     /// Loads the kernels, allocates the table and the workspace and queues the table's build on
     /// `stream` (asynchronous, as the sliced mode's bounds: the products that follow on any
     /// stream are ordered after analyze by the matrix).
-    fn prepare<T: Scalar>(dev: &Arc<Device>, stream: Stream, csr: &GpuCsr<T>) -> Result<Self> {
+    /// `(piece, bound)`: [`pieces::layout`]'s.
+    fn prepare<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        (piece, bound): (usize, usize),
+    ) -> Result<Self> {
         let val = std::mem::size_of::<T>();
-        let (rows, nnz) = (csr.rows(), csr.nnz());
-        let piece = pieces::piece(val);
-        let bound = pieces::bound(rows, nnz, piece);
-        if bound > i32::MAX as usize {
-            return Err(Error::Internal(format!("{bound} pieces")));
-        }
+        let rows = csr.rows();
         let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
         let run = m.function(&format!("csr_vector_pieces_{}", suffix::<T>()))?;
         let count_fn = m.function("csr_vector_piece_count")?;
@@ -493,13 +494,10 @@ impl<T: Scalar> CsrVectorGpu<T> {
             })
             .flatten();
         // A piece table past int32 (rows near 2^31) keeps the row groups.
-        let fits = pieces::bound(
-            csr.rows(),
-            csr.nnz(),
-            pieces::piece(std::mem::size_of::<T>()),
-        ) <= i32::MAX as usize;
-        let by_pieces =
-            shape.is_none() && !csr.index64() && csr.rows() > 0 && fits && pieces::suits(stats);
+        let layout = (shape.is_none() && !csr.index64() && csr.rows() > 0 && pieces::suits(stats))
+            .then(|| pieces::layout(csr.rows(), csr.nnz(), std::mem::size_of::<T>()))
+            .flatten();
+        let by_pieces = layout.is_some();
         let (params, kernels, online, tuned) = match tuning {
             // The sliced and pieces modes run every product: the plain kernel is neither loaded
             // nor tuned.
@@ -538,9 +536,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
             Some(shape) => Some(Sliced::prepare(dev, stream, csr, shape)?),
             None => None,
         };
-        let pieces = match by_pieces {
-            true => Some(Pieces::prepare(dev, stream, csr)?),
-            false => None,
+        let pieces = match layout {
+            Some(l) => Some(Pieces::prepare(dev, stream, csr, l)?),
+            None => None,
         };
         Ok(CsrVectorGpu {
             kernels,

@@ -3,8 +3,8 @@
 //! The format is the CSR itself (no conversion); `value_slot` is the identity. On the GPU, long
 //! rows over many columns run in a sliced mode (`sliced.rs`): x staged in shared memory one
 //! vertical slice at a time, over the same arrays and a table of where each row crosses each
-//! slice; and long rows (a mean of hundreds of entries or more) in a pieces mode
-//! (`pieces.rs`): each row cut into pieces of about a thousand entries, a warp per piece.
+//! slice; and rows of 129-1,024 entries on average in a pieces mode (`pieces.rs`): each row
+//! cut into pieces of at most 1,024 (f64) or 2,048 (f32) entries, a warp per piece.
 
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]

@@ -65,12 +65,6 @@ pub fn suits(stats: &RowStats) -> bool {
     range.is_some_and(|(lo, hi)| stats.nnz > 0 && stats.mean > lo && stats.mean <= hi)
 }
 
-/// Pieces of a row of `len` entries: at least one (an empty row is one empty piece, which
-/// writes its y).
-pub fn pieces_of(len: usize, piece: usize) -> usize {
-    len.div_ceil(piece.max(1)).max(1)
-}
-
 /// An upper bound on the pieces of a matrix of `rows` rows and `nnz` entries (each row has at
 /// most `len / piece + 1` of them): the size of the piece table and of each workspace slot,
 /// which the device fills without telling the host the exact count.
@@ -78,15 +72,30 @@ pub fn bound(rows: usize, nnz: usize, piece: usize) -> usize {
     rows + nnz.div_ceil(piece.max(1))
 }
 
-/// The entries `[lo, hi)` of piece `j` of a row starting at `start` with `len` entries cut into
-/// `n` pieces, as the kernel computes them.
-pub fn piece_range(start: usize, len: usize, j: usize, n: usize) -> (usize, usize) {
-    (start + len * j / n, start + len * (j + 1) / n)
+/// The piece size and the bound on the pieces ([`bound`]) of a matrix of `rows` rows and `nnz`
+/// entries of `val_bytes`-byte values, or None when the table would pass int32 indices (rows
+/// near 2^31): CSR_VECTOR then keeps its row groups.
+pub fn layout(rows: usize, nnz: usize, val_bytes: usize) -> Option<(usize, usize)> {
+    let piece = piece(val_bytes);
+    let bound = bound(rows, nnz, piece);
+    (bound <= i32::MAX as usize).then_some((piece, bound))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pieces of a row of `len` entries, as `csr_vector_piece_count` counts them: at least one
+    /// (an empty row is one empty piece, which writes its y).
+    fn pieces_of(len: usize, piece: usize) -> usize {
+        len.div_ceil(piece.max(1)).max(1)
+    }
+
+    /// The entries `[lo, hi)` of piece `j` of a row starting at `start` with `len` entries cut
+    /// into `n` pieces, as `csr_vector_piece_table` computes them.
+    fn piece_range(start: usize, len: usize, j: usize, n: usize) -> (usize, usize) {
+        (start + len * j / n, start + len * (j + 1) / n)
+    }
 
     #[test]
     fn the_pieces_of_a_row_cover_it_once_and_are_at_most_a_piece_long() {
