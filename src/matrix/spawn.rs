@@ -54,6 +54,10 @@ impl<T: Scalar> Matrix<T> {
         let sm = dev.sm_count();
         // Only a format of its own is tried against the method it replaces.
         let trial = crate::select::has_own_format(target).then(|| trial.clone());
+        if let Some(t) = &trial {
+            let vb = std::mem::size_of::<T>();
+            t.expect(crate::select::heuristic(&stats, vb, deterministic, sm));
+        }
         // A format that builds on the device from the device CSR (BRC's ELL form of even
         // rows) of a matrix kept there: nothing to fetch.
         let on_device = present.is_none() && !methods::needs_host_csr(target, Tuning::None, &stats);

@@ -12,6 +12,10 @@
 //! than [`MARGIN`] below the new one's ([`SHORT_MARGIN`] for products under [`SHORT_MS`]); in a
 //! later trial of the same analysis (a second candidate, `select::then_try`) the margin
 //! favours the old form instead: the new one must win by it.
+//! Until the samples are read, the form AUTO's rule predicts runs (`select::heuristic`'s
+//! choice: the new form when it is that choice, the old one when the new is only a candidate,
+//! [`Trial::expect`]). A caller that queues products far ahead of the GPU reads a sample
+//! hundreds of products after its launch, and every product queued meanwhile runs that form.
 //! Then the trial is over: products read one atomic flag. A second heavy format built for the
 //! same matrix (`select::then_try`) swaps in only after that (`Forms::poll`'s `hold`), and its
 //! own trial runs against the form the first one kept.
@@ -84,10 +88,12 @@ pub(super) struct Verdict {
     old: Vec<f64>,
     /// The side kept, once decided.
     kept: Option<Side>,
-    /// Which side the margin favours: the new form when AUTO's rule predicted it (the first
-    /// trial of an analysis), the old one when it is only a candidate after another's trial
-    /// (`select::then_try`).
+    /// Which side the margin favours: the new form in the first trial of an analysis, the old
+    /// one when the new is only a candidate after another's trial (`select::then_try`).
     favour_new: bool,
+    /// The side that runs once both sides' timed products are launched, until the verdict:
+    /// the one AUTO's rule predicts.
+    wait: Side,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -97,7 +103,7 @@ fn median(v: &[f64]) -> f64 {
 }
 
 impl Verdict {
-    pub(super) fn new(favour_new: bool) -> Self {
+    pub(super) fn new(favour_new: bool, wait: Side) -> Self {
         Verdict {
             running: Side::New,
             launched: 0,
@@ -106,6 +112,7 @@ impl Verdict {
             old: Vec::new(),
             kept: None,
             favour_new,
+            wait,
         }
     }
 
@@ -130,20 +137,26 @@ impl Verdict {
     }
 
     /// Before a product: whether to exchange the forms first (the caller reports a done
-    /// exchange through [`Verdict::exchanged`]). The new side runs until its timed products
-    /// are launched, not until they are read: a caller that queues products ahead of the GPU
-    /// reads a sample hundreds of products after its launch, and every one of those ran the new
-    /// form, which may be the slower (session 23, run D: TILE at 35 µs against HOLA's 24 on a
-    /// random half-dense matrix in f64, 3.5 ms lost in the first 1,000 products). The old form,
-    /// the one AUTO ran until then, runs while the trial waits for its samples.
+    /// exchange through [`Verdict::exchanged`]). Each side runs until its timed products are
+    /// launched, not until they are read: a caller that queues products ahead of the GPU reads
+    /// a sample hundreds of products after its launch. Until then the `wait` side runs, the one
+    /// AUTO's rule predicts, which pays only where the prediction is wrong:
+    /// - session 23, run D: the new form run until its samples were read cost 3.5 ms in the first
+    ///   1,000 products where TILE (35 µs) lost to HOLA (24 µs) on a random half-dense matrix in
+    ///   f64, which the rule then predicted;
+    /// - session 30, run A: the old form run while waiting cost 40-45 products of BRC's time at
+    ///   N = 1,000 on the 3D Laplacian 160³, the 27-point stencil and elasticity 40³ (f64, H200),
+    ///   where BRC is the rule's choice and wins every trial.
     pub(super) fn step(&self) -> Step {
         let want = match self.kept {
             // Decided: the kept side must be the running one.
             Some(k) => k,
             // The new side's samples not all launched (or one lost): the new side.
             None if self.timed[Self::index(Side::New)] < SAMPLES => Side::New,
-            // Then the old side, until the verdict.
-            None => Side::Old,
+            // Then the old side's.
+            None if self.timed[Self::index(Side::Old)] < SAMPLES => Side::Old,
+            // Then the predicted side, until the verdict.
+            None => self.wait,
         };
         if want != self.running {
             Step::Exchange
@@ -230,6 +243,8 @@ pub(super) struct Trial {
     active: AtomicBool,
     /// A trial has begun on this analysis (the next favours the form it kept).
     begun: AtomicBool,
+    /// The method AUTO's rule chose for this matrix ([`Trial::expect`]).
+    expected: OnceLock<Algorithm>,
     state: Mutex<Option<Running>>,
     /// What the trials found, for `info` (one sentence per trial, in order).
     note: Mutex<String>,
@@ -248,6 +263,13 @@ impl Trial {
         Ok(())
     }
 
+    /// The method AUTO's rule (`select::heuristic`) chose for this matrix, before its
+    /// background builds start: a trial whose new form is that method runs it while the samples
+    /// are in flight, any other trial the old form ([`Verdict::step`]). The first call counts.
+    pub(super) fn expect(&self, predicted: Algorithm) {
+        let _ = self.expected.set(predicted);
+    }
+
     /// `new` swapped in for `old`: starts a trial when `new` is a heavy format and the events
     /// are there.
     pub(super) fn begin(&self, new: Algorithm, old: Algorithm) {
@@ -260,8 +282,12 @@ impl Trial {
         }
         // The first trial tries what AUTO's rule predicted; a later one a mere candidate.
         let first = !self.begun.swap(true, Ordering::AcqRel);
+        let wait = match self.expected.get() {
+            Some(&p) if p == new => Side::New,
+            _ => Side::Old,
+        };
         *st = Some(Running {
-            verdict: Verdict::new(first),
+            verdict: Verdict::new(first, wait),
             new,
             old,
             free: (0..SLOTS).rev().collect(),
@@ -381,7 +407,7 @@ mod tests {
     /// Runs a trial whose products take `new` and `old` ms (each read at once), returning the
     /// side kept, the exchanges made and the products run.
     fn run(new: f64, old: f64, exchange_fails_every: usize) -> (Side, usize, usize) {
-        let mut v = Verdict::new(true);
+        let mut v = Verdict::new(true, Side::New);
         let (mut exchanges, mut products) = (0, 0);
         while products < 1000 {
             v.decide();
@@ -428,7 +454,7 @@ mod tests {
     #[test]
     fn a_later_trial_keeps_the_old_form_unless_the_new_wins_by_the_margin() {
         let run_later = |new: f64, old: f64| {
-            let mut v = Verdict::new(false);
+            let mut v = Verdict::new(false, Side::Old);
             for _ in 0..100 {
                 v.decide();
                 if v.kept() == Some(v.running) {
@@ -471,7 +497,7 @@ mod tests {
 
     #[test]
     fn the_median_ignores_one_slow_sample() {
-        let mut v = Verdict::new(true);
+        let mut v = Verdict::new(true, Side::New);
         for ms in [0.08, 0.5, 0.08, 0.08, 0.08] {
             v.sample(Side::New, ms);
         }
@@ -483,40 +509,59 @@ mod tests {
         assert_eq!(v.medians(), Some((0.08, 0.1)));
     }
 
-    #[test]
-    fn the_old_form_runs_while_the_samples_are_in_flight() {
-        // Samples read 300 products after their launch (a caller far ahead of the GPU): the
-        // new form runs only its warm-up and timed products, the old one the rest until the
-        // verdict; a slower new form then never runs again.
-        let mut v = Verdict::new(true);
+    /// A trial whose samples are read `lag` products after their launch (a caller far ahead of
+    /// the GPU), with products of `new` and `old` ms and `wait` the predicted side: the side kept
+    /// and the products each side ran (of 2,000).
+    fn in_flight(new: f64, old: f64, wait: Side, lag: usize) -> (Option<Side>, [usize; 2]) {
+        let mut v = Verdict::new(true, wait);
         let mut flight: Vec<(usize, Side)> = Vec::new();
-        let mut on_new = 0;
+        let mut ran = [0; 2];
         for product in 0..2000 {
             while let Some(&(at, side)) = flight.first() {
-                if at + 300 > product {
+                if at + lag > product {
                     break;
                 }
-                v.sample(side, if side == Side::New { 0.035 } else { 0.024 });
+                v.sample(side, if side == Side::New { new } else { old });
                 flight.remove(0);
             }
             v.decide();
             if v.step() == Step::Exchange {
                 v.exchanged();
             }
-            if v.running == Side::New {
-                on_new += 1;
-            }
+            ran[Verdict::index(v.running)] += 1;
             if let Some(side) = v.launch() {
                 flight.push((product, side));
             }
         }
-        assert_eq!(v.kept(), Some(Side::Old));
-        assert_eq!(on_new, SAMPLES + WARM);
+        (v.kept(), ran)
+    }
+
+    #[test]
+    fn the_predicted_form_runs_while_the_samples_are_in_flight() {
+        // The new form predicted and faster (BRC on the 3D Laplacian): the old form runs only
+        // its warm-up and timed products.
+        let (kept, ran) = in_flight(0.100, 0.120, Side::New, 300);
+        assert_eq!(kept, Some(Side::New));
+        assert_eq!(ran[Verdict::index(Side::Old)], SAMPLES + WARM);
+        // The new form only a candidate, and slower (BRC on some elasticity matrices): the new
+        // form runs only its warm-up and timed products, never again after the verdict.
+        let (kept, ran) = in_flight(0.035, 0.024, Side::Old, 300);
+        assert_eq!(kept, Some(Side::Old));
+        assert_eq!(ran[Verdict::index(Side::New)], SAMPLES + WARM);
+        // A wrong prediction costs the products in flight, once: the new form runs until the
+        // verdict is read (both sides' samples and the lag), then never again.
+        let (kept, ran) = in_flight(0.035, 0.024, Side::New, 300);
+        assert_eq!(kept, Some(Side::Old));
+        let on_new = ran[Verdict::index(Side::New)];
+        assert!(
+            on_new > 300 && on_new <= 300 + 2 * (SAMPLES + WARM),
+            "{on_new} products on the new form"
+        );
     }
 
     #[test]
     fn lost_samples_are_timed_again_and_warm_products_never() {
-        let mut v = Verdict::new(true);
+        let mut v = Verdict::new(true, Side::New);
         assert_eq!(
             v.launch(),
             None,
