@@ -9,7 +9,7 @@
 //! CUDA events around the product's own launches: [`SAMPLES`] products of the new form, then
 //! (the two exchanged at a product boundary) [`SAMPLES`] of the old one, after [`WARM`] untimed
 //! products on each. The faster one stays: the old form wins only when its median is more
-//! than [`MARGIN`] below the new one's ([`SHORT_MARGIN`] for products under [`SHORT_MS`]); in a
+//! than [`MARGIN`] below the new one's (more for products under [`SHORT_MS`]: [`margin`]); in a
 //! later trial of the same analysis (a second candidate, `select::then_try`) the margin
 //! favours the old form instead: the new one must win by it.
 //! Until the samples are read, the form AUTO's rule predicts runs (`select::heuristic`'s
@@ -45,15 +45,31 @@ pub(super) const WARM: usize = 1;
 /// later trial) is kept only when its median time is this much below the other's.
 pub(super) const MARGIN: f64 = 0.01;
 /// Below this many ms per product (the favoured side's median) the side not favoured must be
-/// [`SHORT_MARGIN`] faster. A timed product's start event is recorded before the method's host-side work, so
+/// faster by up to [`SHORT_MARGIN`] ([`margin`]). A timed product's start event is recorded before the method's host-side work, so
 /// when the stream's queue has run dry the event pair also times the host's part of the call
 /// (3.7-4.0 µs for a launch on the H100 machine, notes/overhead.md), which differs between
 /// methods: in session 17's run B, BRC on a 2D grid of 2.1M non-zeros timed 12.4 µs in its
 /// trial against 5.6 µs back to back, CSR_VECTOR 10.0 against 8.7, and the trial went back
 /// to the slower CSR_VECTOR. Above it the host's part is under a tenth of a product.
 pub(super) const SHORT_MS: f64 = 0.04;
-/// The lead a short product's trial needs (see [`SHORT_MS`]).
+/// The most lead a short product's trial needs (see [`SHORT_MS`] and [`margin`]).
 pub(super) const SHORT_MARGIN: f64 = 0.25;
+/// The host's part of a call that a short product's events may also time, ms: 3.0-4.0 µs for a
+/// launch on the H100 and H200 machines (`tessera overhead`, notes/overhead.md).
+pub(super) const HOST_MS: f64 = 0.004;
+
+/// The lead the side a trial does not favour needs, given the favoured side's median (ms):
+/// [`MARGIN`] from [`SHORT_MS`] up; below it the host's part of a call over the product
+/// ([`HOST_MS`]), between [`MARGIN`] and [`SHORT_MARGIN`]. A flat 25% below 40 µs kept TILE at
+/// 28.3 µs over HOLA at 21.4 (random 3000² at 53%, f64, H200, session 30's run O: 0.88 of
+/// cuSPARSE), 7 µs of lead where the host's part is 3-4; products under 16 µs keep 25%.
+pub(super) fn margin(favoured_ms: f64) -> f64 {
+    if favoured_ms >= SHORT_MS {
+        MARGIN
+    } else {
+        (HOST_MS / favoured_ms).clamp(MARGIN, SHORT_MARGIN)
+    }
+}
 /// Event pairs: products timed and not read yet, at most.
 const SLOTS: usize = 2 * (SAMPLES + WARM);
 
@@ -178,8 +194,7 @@ impl Verdict {
     pub(super) fn decide(&mut self) -> bool {
         if self.kept.is_none() && self.new.len() >= SAMPLES && self.old.len() >= SAMPLES {
             let (n, o) = (median(&self.new), median(&self.old));
-            let short = if self.favour_new { n } else { o } < SHORT_MS;
-            let margin = if short { SHORT_MARGIN } else { MARGIN };
+            let margin = margin(if self.favour_new { n } else { o });
             // The side not favoured must win by the margin.
             self.kept = Some(match self.favour_new {
                 true if o < n * (1.0 - margin) => Side::Old,
@@ -485,6 +500,19 @@ mod tests {
         assert_eq!(run(0.0124, 0.0100, 0).0, Side::New);
         // Twice as fast (elasticity 24³ in f32: BRC 23.8, CSR_VECTOR 11.5 µs): back.
         assert_eq!(run(0.0238, 0.0115, 0).0, Side::Old);
+    }
+
+    #[test]
+    fn the_short_margin_is_the_host_part_of_a_call() {
+        // 28.3 against 21.4 µs (TILE against HOLA, random 3000² at 53%, f64): 14% is enough.
+        assert_eq!(run(0.0283, 0.0214, 0).0, Side::Old);
+        assert!((margin(0.0283) - HOST_MS / 0.0283).abs() < 1e-12);
+        // Capped at 25% for the shortest products, 1% from SHORT_MS up.
+        assert_eq!(margin(0.005), SHORT_MARGIN);
+        assert_eq!(margin(SHORT_MS), MARGIN);
+        assert_eq!(margin(0.2), MARGIN);
+        // Within the host's part: the favoured side stays (30 against 27 µs).
+        assert_eq!(run(0.030, 0.027, 0).0, Side::New);
     }
 
     #[test]
