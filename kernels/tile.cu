@@ -422,9 +422,12 @@ __device__ __forceinline__ TileSizes tile_sizes(unsigned hmask, int r, unsigned 
     const bool rows_full = tile_half_ballot(hmask, !(cnt == 0 || cnt == vc)) == 0;
     const bool cols_full = tile_half_ballot(hmask, !(colcnt == 0 || colcnt == vr)) == 0;
     const unsigned longest = tile_half_max(hmask, cnt);
+    // format.rs's dns_min_nnz: half the valid cells of a tile of at least 128 of them, else 128.
+    const unsigned cells = vr * vc;
+    const unsigned dns_min = cells >= 128u ? (cells + 1u) / 2u : 128u;
     if (any_dup || (s.nnz < 12 && cv > te)) {
         s.fmt = TILE_F_COO;
-    } else if (s.nnz >= 128) {
+    } else if (s.nnz >= dns_min) {
         s.fmt = TILE_F_DNS;
     } else if (rows_full) {
         s.fmt = TILE_F_ROW;

@@ -358,6 +358,14 @@ fn device_build_cases() -> Vec<(String, Csr<f64>)> {
         "half dense with holes".into(),
         Csr::from_triplets(203, 181, &t).unwrap(),
     ));
+    // A last tile row of 8 rows at about 90% (its tiles Dns from 64 entries, format.rs's
+    // dns_min_nnz) and a last tile column of 3 (below the edge rule: the whole tile's 128).
+    let t: Vec<(usize, usize, f64)> = (0..40)
+        .flat_map(|r| (0..51).map(move |c| (r, c)))
+        .filter(|&(r, c)| (r * 13 + c * 7) % 10 != 0)
+        .map(|(r, c)| (r, c, 1.0 + ((r + 2 * c) % 7) as f64))
+        .collect();
+    out.push(("edge tile row of 8".into(), Csr::from_triplets(40, 51, &t).unwrap()));
     out
 }
 

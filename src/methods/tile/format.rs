@@ -50,8 +50,28 @@ pub const TILE: usize = 16;
 pub const SPLIT_ROW: u32 = 0x8000_0000;
 /// Fewer non-zeros than this (with uneven rows) make a COO tile (§III.D).
 pub const COO_MAX_NNZ: usize = 12;
-/// At least this many non-zeros make a Dns tile (§III.D).
+/// At least this many non-zeros make a whole tile Dns (§III.D): half its 256 cells.
 pub const DNS_MIN_NNZ: usize = 128;
+/// Valid cells from which an edge tile (the last tile row or column of a matrix whose size is
+/// not a multiple of 16) is Dns at half of them, as a whole tile is ([`dns_min_nnz`]).
+pub const DNS_EDGE_MIN_CELLS: usize = 128;
+
+/// The fewest non-zeros that make a tile of `valid_rows x valid_cols` cells inside the matrix
+/// Dns: Figure 5's 128, half of a whole tile; half the valid cells of an edge tile of at least
+/// [`DNS_EDGE_MIN_CELLS`] (8 of its 16 rows or columns), whose 256 stored values then hold at
+/// least 64 non-zeros. Figure 5 counts against the whole tile, so an edge tile of 8 rows was
+/// Dns only when full, and at 60-97% density it was ELL of width 13-16 (where a Dns tile is
+/// as large): those tiles made `tile_spmv` 1.5-1.75x slower on random half-dense matrices of
+/// 3000 rows than of 3008 (H200, notes/tile.md, session 30). Smaller edge tiles keep the 128,
+/// which bounds a Dns tile's padding (a matrix of a few rows would store 256 values a tile).
+pub fn dns_min_nnz(valid_rows: usize, valid_cols: usize) -> usize {
+    let cells = valid_rows * valid_cols;
+    if cells >= DNS_EDGE_MIN_CELLS {
+        cells.div_ceil(2)
+    } else {
+        DNS_MIN_NNZ
+    }
+}
 
 /// The seven tile formats, in the order of the format byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -269,7 +289,8 @@ impl TileShape {
 
 /// Figure 5 for one tile, in the paper's order: COO (fewer than 12 non-zeros and rows uneven,
 /// read as variation > te: in a full tile fewer than 12 entries can never be even over 16
-/// rows, so this only matters in edge tiles), Dns (>= 128), DnsRow (every non-empty row full),
+/// rows, so this only matters in edge tiles), Dns (at least [`dns_min_nnz`]: 128, or half an
+/// edge tile's valid cells), DnsRow (every non-empty row full),
 /// DnsCol (every non-empty column full), then ELL (variation <= te), HYB (> th), CSR.
 pub fn select(s: &TileShape, p: &TileParams) -> TileFormat {
     if s.duplicates {
@@ -278,7 +299,7 @@ pub fn select(s: &TileShape, p: &TileParams) -> TileFormat {
     let cv = s.variation();
     if s.nnz < COO_MAX_NNZ && cv > p.te {
         TileFormat::Coo
-    } else if s.nnz >= DNS_MIN_NNZ {
+    } else if s.nnz >= dns_min_nnz(s.valid_rows, s.valid_cols) {
         TileFormat::Dns
     } else if s.row_count[..s.valid_rows]
         .iter()
@@ -877,6 +898,38 @@ mod tests {
         // f64: w = 1 costs 16*8 + 8 + 8*9 = 208; w = 9 costs 16*9*8.5 = 1224; w = 0: 24*9 = 216.
         assert_eq!(hyb_width(&rc, 8), 1);
         assert_eq!(hyb_width(&[0; TILE], 8), 0);
+    }
+
+    /// An 8-row edge tile with 15 or 16 entries a row (a random matrix of 3000 rows at 97%):
+    /// Dns from half its 128 valid cells, where a whole tile needs 128; a 4-row edge tile
+    /// (64 cells) keeps the 128, so it is never Dns.
+    #[test]
+    fn edge_tiles_are_dns_from_half_their_valid_cells() {
+        assert_eq!(dns_min_nnz(16, 16), DNS_MIN_NNZ);
+        assert_eq!(dns_min_nnz(8, 16), 64);
+        assert_eq!(dns_min_nnz(16, 9), 72);
+        assert_eq!(dns_min_nnz(4, 16), DNS_MIN_NNZ);
+        assert_eq!(dns_min_nnz(1, 1), DNS_MIN_NNZ);
+        let p = TileParams::paper(false);
+        let with_cols = |rows: &[usize], vr: usize, vc: usize| {
+            let mut s = shape(rows, vr, vc);
+            for (r, &n) in rows.iter().enumerate() {
+                for c in 0..n {
+                    s.col_count[(c + r) % vc] += 1;
+                }
+            }
+            s
+        };
+        let edge = with_cols(&[16, 15, 16, 15, 16, 15, 16, 15], 8, 16);
+        assert_eq!(select(&edge, &p), TileFormat::Dns);
+        let half = with_cols(&[8; 8], 8, 16);
+        assert_eq!(select(&half, &p), TileFormat::Dns);
+        let below = with_cols(&[8, 8, 8, 8, 8, 8, 8, 7], 8, 16);
+        assert_eq!(select(&below, &p), TileFormat::Ell);
+        let whole = with_cols(&[7; 16], 16, 16);
+        assert_eq!(select(&whole, &p), TileFormat::Ell);
+        let small = with_cols(&[15, 16, 15, 16], 4, 16);
+        assert_eq!(select(&small, &p), TileFormat::Ell);
     }
 
     #[test]
