@@ -38,9 +38,10 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// 1.07x vs 1.01x; not elasticity's 81-entry rows: 1.09x vs 1.11x). Its analysis is slower
 /// (0.46 s against HOLA's 0.04 s on lap3d7 160³: it sorts the rows by length).
 ///
-/// And TILE for large matrices that are at least half dense (>= 1M non-zeros): its Dns tiles
-/// carry no indices at all and read each 16-value x segment once per 256 entries (H100, f64,
-/// dense 2000²: 2.48x against the better cuSPARSE, BCCOO 1.47x, HOLA 1.01x; notes/tile.md).
+/// And TILE for large matrices (>= 1M non-zeros) at least half dense, and in f64 at least 61%
+/// dense ([`tile_min_density`]): its Dns tiles carry no indices at all and read each 16-value x
+/// segment once per 256 entries (H100, f64, dense 2000²: 2.48x against the better cuSPARSE,
+/// BCCOO 1.47x, HOLA 1.01x; notes/tile.md).
 ///
 /// And CSR_VECTOR for long rows over many columns (linear programs), which it runs in its
 /// sliced mode (x staged in shared memory one vertical slice at a time,
@@ -66,9 +67,10 @@ pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u3
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
     }
-    let half_dense =
-        stats.nnz >= 1_000_000 && stats.nnz as f64 >= 0.5 * stats.rows as f64 * stats.cols as f64;
-    if half_dense {
+    let cells = stats.rows as f64 * stats.cols as f64;
+    let dense_enough =
+        stats.nnz >= 1_000_000 && stats.nnz as f64 >= tile_min_density(val_bytes) * cells;
+    if dense_enough {
         return Algorithm::Tile;
     }
     let mean = stats.mean.max(1.0);
@@ -89,6 +91,31 @@ pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u3
     }
     over_csr(stats, sm)
 }
+
+/// The density (non-zeros over rows x columns) from which [`heuristic`] gives a large matrix
+/// TILE. From half dense most of its tiles hold at least 128 entries and are Dns, storing all
+/// 256 values: at density `d` about `v / d` bytes a non-zero (`v` the value's bytes) where a
+/// method over the CSR arrays reads `v + 4` (the value and its column). TILE reads fewer from
+/// `d = v / (v + 4)`, 67% in f64 and 50% in f32; it runs up to about 10% ahead of that count
+/// where part of its tiles are not Dns, so the floor takes the count with that allowance
+/// ([`TILE_BYTES_ALLOWANCE`]): 61% in f64, and the half-dense floor (50%) in f32.
+///
+/// Measured on an H200 (session 31, runs A and B: named TILE against HOLA per product, random
+/// square matrices; notes/tile.md), f64: 53% 25.4 against 21.4 us, 60% 22.8 against 23.1, 65%
+/// 35.6 against 37.5 (4000²), 97% 22.1 against 32.3; f32: 53% 11.9 against 16.6, 60% 9.5
+/// against 18.0. Below half dense the tiles are ELL and CSR with 4-bit columns, and TILE won
+/// there too (30%: f64 14.0 against 20.1, f32 13.4 against 16.3; 40%: 15.6 against 18.5, f32
+/// even), but a matrix's density says little about its tiles' fill below that (a banded
+/// matrix of 1% has full tiles, a random one of 30% tiles of 77 entries): taking them needs
+/// a tile census, not the row statistics, and is not done.
+pub fn tile_min_density(val_bytes: usize) -> f64 {
+    let v = val_bytes.max(1) as f64;
+    (v / (TILE_BYTES_ALLOWANCE * (v + 4.0))).max(0.5)
+}
+
+/// How many more bytes TILE may read than the CSR method and still be taken
+/// ([`tile_min_density`]).
+const TILE_BYTES_ALLOWANCE: f64 = 1.1;
 
 /// The fraction of empty rows above which [`heuristic`] gives a matrix a format of its own
 /// (the fitted split: the training matrices have either at most 1% or 37-50% empty rows).
@@ -540,7 +567,17 @@ mod tests {
             heuristic(&stats("gen:dense:200,2000"), 8, false, 132),
             Algorithm::Hola
         );
-        // Half dense and >= 1M non-zeros: TILE's dense tiles.
+        // Dense enough (f64: 61%, f32: 50%) and >= 1M non-zeros: TILE's dense tiles.
+        assert!((tile_min_density(8) - 8.0 / 13.2).abs() < 1e-12);
+        assert_eq!(tile_min_density(4), 0.5);
+        for (spec, f64_tile) in [
+            ("gen:random:2000,2000,1100,7", false), // 55%
+            ("gen:random:2000,2000,1300,7", true),  // 65%
+        ] {
+            assert_eq!(heuristic(&stats(spec), 4, false, 132), Algorithm::Tile, "{spec}");
+            let f64_pick = heuristic(&stats(spec), 8, false, 132);
+            assert_eq!(f64_pick == Algorithm::Tile, f64_tile, "{spec}: {f64_pick:?}");
+        }
         assert_eq!(
             heuristic(&stats("gen:dense:1000,1000"), 8, false, 132),
             Algorithm::Tile
