@@ -16,8 +16,8 @@
 //                 atomics; the scan gives a fixed order (bitwise reproducible).
 //   ELL (Alg. 4): lane r reads slot e * 16 + r of the column-major 16 x w block (coalesced).
 //   HYB:          the ELL part, then its COO part as COO.
-//   Dns:          lane r reads row r of the column-major block (16 coalesced loads; in f64
-//                 issued before the x segment is exchanged, TileEarlyDns).
+//   Dns:          lane r reads row r of the column-major block (16 coalesced loads, issued
+//                 before the x segment is exchanged).
 //   DnsRow:       the lane whose row is dense row i reads its 16 contiguous values.
 //   DnsCol:       lane r reads row r of each dense column, x from shared memory.
 // Shuffles (COO) use the half's mask and width 16 with trip counts uniform in the half; the two
@@ -89,18 +89,6 @@ __device__ __forceinline__ void tile_coo(const unsigned char *__restrict__ ti,
     }
 }
 
-// Whether a Dns tile's values are loaded before x is exchanged (tile_spmv). Measured on an H200
-// (session 30, run N; named TILE per product, two rounds): f64 faster on all seven dense and
-// random matrices tried, 0-24% (dense 3000² 23.5-23.8 -> 21.9 us, random 3000² at 97% 36.0-36.3
-// -> 27.3-27.8); f32 between 11% faster and 7% slower (random 3000² at 97% 13.0-13.1 -> 14.0),
-// with 53 registers a thread instead of 32 in f64: f32 keeps the loads after the exchange.
-template <typename T> struct TileEarlyDns {
-    static const bool on = false;
-};
-template <> struct TileEarlyDns<double> {
-    static const bool on = true;
-};
-
 // One work item (see the top of the file): a half-warp per tile, two tiles in flight.
 template <typename T>
 __device__ __forceinline__ void
@@ -138,10 +126,15 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
         const unsigned char *__restrict__ ti = idx + tessera_ro_load(idx_ptr + t);
         const T *__restrict__ tv = val + vb;
         const T xv = cx < (long long)cols ? tessera_ro_load(x + cx) : T(0);
-        if (TileEarlyDns<T>::on && f == TILE_F_DNS) {
+        if (f == TILE_F_DNS) {
             // The tile's 16 values are loaded before x is exchanged: they depend on val_ptr
             // alone, so they are in flight with x's load, not after it (one round trip less
-            // per tile on a warp's chain of tiles). f64 only (TileEarlyDns).
+            // per tile on a warp's chain of tiles). Measured on an H200 (named TILE per
+            // product, two rounds; notes/tile.md): f64 0-24% faster on seven dense and random
+            // matrices (session 30, run N: dense 3000² 23.5-23.8 -> 21.9 us, random 3000² at
+            // 97% 36.0-36.3 -> 27.3-27.8); f32, once edge tiles were Dns too (session 31,
+            // run B), 4-5% faster out of the L2 (dense 4000² 21.2 -> 20.4 us, random 4000² at
+            // 65% 21.3 -> 20.3) and within the noise on the rest.
             T dv[16];
 #pragma unroll
             for (int c = 0; c < 16; ++c) {
@@ -160,12 +153,6 @@ tile_spmv(int nitems, int rows, int cols, const unsigned *__restrict__ item_row,
         xs[r] = xv;
         __syncwarp(hmask);
         switch (f) {
-        case TILE_F_DNS: // f32 (f64's Dns tiles are done above)
-#pragma unroll
-            for (int c = 0; c < 16; ++c) {
-                s += tessera_ro_load(tv + c * 16 + r) * xs[c];
-            }
-            break;
         case TILE_F_CSR: {
             const unsigned st = tessera_ro_load(ti + r);
             const unsigned en = r < 15 ? (unsigned)tessera_ro_load(ti + r + 1) : vlen;
