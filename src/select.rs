@@ -574,9 +574,17 @@ mod tests {
             ("gen:random:2000,2000,1100,7", false), // 55%
             ("gen:random:2000,2000,1300,7", true),  // 65%
         ] {
-            assert_eq!(heuristic(&stats(spec), 4, false, 132), Algorithm::Tile, "{spec}");
+            assert_eq!(
+                heuristic(&stats(spec), 4, false, 132),
+                Algorithm::Tile,
+                "{spec}"
+            );
             let f64_pick = heuristic(&stats(spec), 8, false, 132);
-            assert_eq!(f64_pick == Algorithm::Tile, f64_tile, "{spec}: {f64_pick:?}");
+            assert_eq!(
+                f64_pick == Algorithm::Tile,
+                f64_tile,
+                "{spec}: {f64_pick:?}"
+            );
         }
         assert_eq!(
             heuristic(&stats("gen:dense:1000,1000"), 8, false, 132),

@@ -365,7 +365,10 @@ fn device_build_cases() -> Vec<(String, Csr<f64>)> {
         .filter(|&(r, c)| (r * 13 + c * 7) % 10 != 0)
         .map(|(r, c)| (r, c, 1.0 + ((r + 2 * c) % 7) as f64))
         .collect();
-    out.push(("edge tile row of 8".into(), Csr::from_triplets(40, 51, &t).unwrap()));
+    out.push((
+        "edge tile row of 8".into(),
+        Csr::from_triplets(40, 51, &t).unwrap(),
+    ));
     out
 }
 
