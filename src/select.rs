@@ -67,10 +67,7 @@ pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u3
     if deterministic || stats.nnz == 0 {
         return Algorithm::CsrVector;
     }
-    let cells = stats.rows as f64 * stats.cols as f64;
-    let dense_enough =
-        stats.nnz >= 1_000_000 && stats.nnz as f64 >= tile_min_density(val_bytes) * cells;
-    if dense_enough {
+    if dense_for_tile(stats, tile_min_density(val_bytes)) {
         return Algorithm::Tile;
     }
     let mean = stats.mean.max(1.0);
@@ -116,6 +113,11 @@ pub fn tile_min_density(val_bytes: usize) -> f64 {
 /// How many more bytes TILE may read than the CSR method and still be taken
 /// ([`tile_min_density`]).
 const TILE_BYTES_ALLOWANCE: f64 = 1.1;
+
+/// At least 1M non-zeros and at least `density` of the rows x columns cells.
+fn dense_for_tile(stats: &RowStats, density: f64) -> bool {
+    stats.nnz >= 1_000_000 && stats.nnz as f64 >= density * stats.rows as f64 * stats.cols as f64
+}
 
 /// The fraction of empty rows above which [`heuristic`] gives a matrix a format of its own
 /// (the fitted split: the training matrices have either at most 1% or 37-50% empty rows).
@@ -197,7 +199,7 @@ pub fn background_plan(
         return Some((over_csr(stats, sm), later));
     }
     let tried = (trial && trial_enabled() && !deterministic)
-        .then(|| trial_candidate(stats))
+        .then(|| trial_candidate(stats, val_bytes))
         .flatten();
     tried.map(|t| (later, t))
 }
@@ -215,7 +217,20 @@ pub fn has_own_format(a: Algorithm) -> bool {
 /// of HOLA and CSR_VECTOR, session 17's run A): elasticity 32³ 0.97 / 0.95, 40³ 0.93 / 0.85,
 /// 48³ 1.01 / 0.99, 56³ 1.00 / 0.93, but 24³ 1.64 / 1.47 and uniform rows of 64 1.06 / 1.08:
 /// no rule on the row statistics separates them, a trial does.
-pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
+///
+/// And TILE for large matrices at least half dense but below [`tile_min_density`] (f64 from
+/// 50% to 61%): counted by density its Dns tiles there carry 40-50% zeros, but a matrix whose
+/// entries sit together (a band, a triangle) fills its tiles whatever its density, and the row
+/// statistics do not tell which: the trial does. Measured on an H200 (session 31, run F, f64,
+/// per product): a band at 51% TILE 15.5 us against HOLA's 21.3 (cuSPARSE 23.9), at 58% 8.7
+/// against 13.9 (cuSPARSE 13.5: HOLA alone loses there); random 3000² at 53% 25.4 against
+/// 21.4, where the trial's margin for products of 26 us (15%) keeps TILE (timed 26.0 against
+/// 23.1 in the trial). TILE comes before BRC: such rows are long and even in the random case,
+/// where BRC is no faster than HOLA (21.7 against 21.4 us).
+pub fn trial_candidate(stats: &RowStats, val_bytes: usize) -> Option<Algorithm> {
+    if dense_for_tile(stats, 0.5) && !dense_for_tile(stats, tile_min_density(val_bytes)) {
+        return Some(Algorithm::Tile);
+    }
     let mean = stats.mean.max(1.0);
     let even_rows = stats.nnz >= 1_000_000
         && stats.mean > 32.0
@@ -235,20 +250,22 @@ pub fn trial_candidate(stats: &RowStats) -> Option<Algorithm> {
 /// other 37.9 / 28.2; 40³ 78.5 / 58.7 against 65.1 / 45.4; 48³ 100.0 / 66.8 against 112.0 /
 /// 79.6; 56³ 169.2 / 118.8 against 172.1 / 117.0. Neither the size nor the row statistics
 /// separate these.
-pub fn then_try(stats: &RowStats, first: Algorithm) -> Option<Algorithm> {
-    (trial_candidate(stats) == Some(first)).then_some(Algorithm::Bccoo)
+pub fn then_try(stats: &RowStats, val_bytes: usize, first: Algorithm) -> Option<Algorithm> {
+    (first == Algorithm::Brc && trial_candidate(stats, val_bytes) == Some(first))
+        .then_some(Algorithm::Bccoo)
 }
 
 /// [`then_try`] where a trial will follow, as [`background_plan`] decides it: `trial` (the
 /// caller times what swaps in), trials not switched off, not `deterministic`.
 pub fn second_trial(
     stats: &RowStats,
+    val_bytes: usize,
     first: Algorithm,
     deterministic: bool,
     trial: bool,
 ) -> Option<Algorithm> {
     (trial && trial_enabled() && !deterministic)
-        .then(|| then_try(stats, first))
+        .then(|| then_try(stats, val_bytes, first))
         .flatten()
 }
 
@@ -672,7 +689,7 @@ mod tests {
     fn brc_is_tried_on_large_even_rows_longer_than_the_rule_only_with_a_trial() {
         let fem = stats("gen:elasticity:24");
         assert_eq!(heuristic(&fem, 8, false, 132), Algorithm::CsrVector);
-        assert_eq!(trial_candidate(&fem), Some(Algorithm::Brc));
+        assert_eq!(trial_candidate(&fem, 8), Some(Algorithm::Brc));
         let plan = |s: &RowStats, det, trial| {
             background_plan(s, 8, Algorithm::Auto, Tuning::None, det, 132, trial)
         };
@@ -689,9 +706,30 @@ mod tests {
             background_plan(&fem, 8, Algorithm::Hola, Tuning::None, false, 132, true),
             None
         );
+        // TILE between half dense and its floor (f64 only: f32's floor is half dense, where
+        // the rule takes TILE), a band as a random matrix; no second candidate after it.
+        for spec in ["gen:random:2000,2000,1100,7", "gen:band:3000,900,900"] {
+            let s = stats(spec);
+            assert_eq!(trial_candidate(&s, 8), Some(Algorithm::Tile), "{spec}");
+            assert_eq!(heuristic(&s, 4, false, 132), Algorithm::Tile, "{spec}");
+            assert_ne!(heuristic(&s, 8, false, 132), Algorithm::Tile, "{spec}");
+            assert_eq!(then_try(&s, 8, Algorithm::Tile), None, "{spec}");
+            if background_enabled() && trial_enabled() {
+                assert_eq!(
+                    background_plan(&s, 8, Algorithm::Auto, Tuning::None, false, 132, true),
+                    Some((Algorithm::Hola, Algorithm::Tile)),
+                    "{spec}"
+                );
+            }
+        }
+        assert_eq!(
+            trial_candidate(&stats("gen:random:2000,2000,1300,7"), 8),
+            Some(Algorithm::Brc),
+            "65%: the rule's TILE, and even rows"
+        );
         // Then BCCOO, after BRC only.
-        assert_eq!(then_try(&fem, Algorithm::Brc), Some(Algorithm::Bccoo));
-        assert_eq!(then_try(&fem, Algorithm::Tile), None);
+        assert_eq!(then_try(&fem, 8, Algorithm::Brc), Some(Algorithm::Bccoo));
+        assert_eq!(then_try(&fem, 8, Algorithm::Tile), None);
         // Uneven rows (LP: 1,300 to 3,900 entries), short rows (the rule's own BRC), small
         // matrices: no candidate.
         for spec in [
@@ -700,8 +738,8 @@ mod tests {
             "gen:elasticity:10",
         ] {
             let s = stats(spec);
-            assert_eq!(trial_candidate(&s), None, "{spec}");
-            assert_eq!(then_try(&s, Algorithm::Brc), None, "{spec}");
+            assert_eq!(trial_candidate(&s, 8), None, "{spec}");
+            assert_eq!(then_try(&s, 8, Algorithm::Brc), None, "{spec}");
         }
     }
 

@@ -540,7 +540,7 @@ fn bccoo_device_build_serves_named_bccoo_and_auto() {
     let (name, big) = tessera::io::load("gen:elasticity:24").unwrap();
     let stats = big.stats();
     assert_eq!(
-        tessera::select::then_try(&stats, Algorithm::Brc),
+        tessera::select::then_try(&stats, 8, Algorithm::Brc),
         Some(Algorithm::Bccoo),
         "{name}"
     );

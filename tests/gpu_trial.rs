@@ -186,7 +186,7 @@ fn auto_tries_brc_then_bccoo_on_large_even_rows_longer_than_its_rule() {
     let (name, a) = tessera::io::load("gen:elasticity:24").unwrap();
     let stats = a.stats();
     assert_eq!(
-        tessera::select::trial_candidate(&stats),
+        tessera::select::trial_candidate(&stats, 8),
         Some(Algorithm::Brc)
     );
     let mut m = device_matrix(&h, &a);
@@ -221,7 +221,7 @@ fn auto_tries_brc_then_bccoo_on_large_even_rows_longer_than_its_rule() {
     // Then BCCOO (`select::then_try`), built from a downloaded host copy, swapped in after
     // BRC's trial and timed against the form that trial kept.
     assert_eq!(
-        tessera::select::then_try(&stats, Algorithm::Brc),
+        tessera::select::then_try(&stats, 8, Algorithm::Brc),
         Some(Algorithm::Bccoo)
     );
     let second = info
@@ -237,6 +237,71 @@ fn auto_tries_brc_then_bccoo_on_large_even_rows_longer_than_its_rule() {
         info.params
     );
     product(&h, &m, &a, &format!("{name} after the trials"), 5);
+    h.set_stream(0).unwrap();
+    streams.into_iter().for_each(destroy_stream);
+}
+
+/// AUTO on a device-only band at about half density in f64 (below TILE's f64 floor,
+/// `select::tile_min_density`): its rule keeps a method over the CSR arrays and TILE is tried as
+/// a candidate, built on the device; the trial decides, no second candidate follows, and
+/// products stay right throughout.
+#[test]
+fn auto_tries_tile_on_a_half_dense_band_in_f64() {
+    let _device = whole_device();
+    let Some(mut h) = gpu() else { return };
+    let streams = [new_stream(), new_stream()];
+    let (name, a) = tessera::io::load("gen:band:2000,600,600").unwrap();
+    let stats = a.stats();
+    assert_eq!(
+        tessera::select::trial_candidate(&stats, 8),
+        Some(Algorithm::Tile),
+        "{name}"
+    );
+    let mut m = device_matrix(&h, &a);
+    m.analyze(&h, Algorithm::Auto, Tuning::None).unwrap();
+    if !tessera::select::spare_core() {
+        println!("skipped: one core, no background build to try");
+        return;
+    }
+    let info = m.info();
+    let before = info.algorithm;
+    assert_ne!(before, Algorithm::Tile, "{}", info.params);
+    assert!(
+        matches!(
+            info.background,
+            BackgroundStatus::Scheduled {
+                target: Algorithm::Tile,
+                ..
+            }
+        ),
+        "{:?}: {}",
+        info.background,
+        info.params
+    );
+    product(&h, &m, &a, &format!("{name} first"), 1);
+    m.finish_background(&h).unwrap();
+    products_until_settled(&mut h, &m, &a, streams, &name);
+    let info = m.info();
+    assert!(
+        info.params
+            .contains("trial on this matrix's products: tile"),
+        "{}",
+        info.params
+    );
+    let kept = if info.params.contains("tile kept over") {
+        Algorithm::Tile
+    } else {
+        before
+    };
+    assert_eq!(info.algorithm, kept, "{}", info.params);
+    assert!(
+        !info
+            .params
+            .contains("trial on this matrix's products: bccoo"),
+        "{}",
+        info.params
+    );
+    product(&h, &m, &a, &format!("{name} after the trial"), 5);
     h.set_stream(0).unwrap();
     streams.into_iter().for_each(destroy_stream);
 }

@@ -852,7 +852,7 @@ fn load_dispatches_on_the_gen_prefix_and_names_the_matrix() {
 #[test]
 fn the_catalogue_describes_every_generator_and_its_defaults() {
     let cat = gen::catalogue();
-    assert_eq!(cat.len(), 14);
+    assert_eq!(cat.len(), 15);
     let mut names: Vec<&str> = cat.iter().map(|g| g.name).collect();
     names.sort_unstable();
     names.dedup();

@@ -169,7 +169,7 @@ fn auto_plan(stats: &RowStats, val_bytes: usize, sm: u32) -> (Algorithm, Vec<(Al
     ) {
         Some((now, later)) if spare => {
             // A second format to try once the first one's trial is over.
-            let second = select::second_trial(stats, later, false, spare);
+            let second = select::second_trial(stats, val_bytes, later, false, spare);
             (
                 now,
                 std::iter::once(later).chain(second).map(after).collect(),

@@ -239,7 +239,13 @@ impl<T: Scalar> Matrix<T> {
                     // On the CUDA backend a build's copies slow the products running beside
                     // them: it starts when the products have earned it. A second format to
                     // try follows once the first one's trial is over.
-                    let second = select::second_trial(&self.stats, later, det, trial);
+                    let second = select::second_trial(
+                        &self.stats,
+                        std::mem::size_of::<T>(),
+                        later,
+                        det,
+                        trial,
+                    );
                     let builds = std::iter::once(later)
                         .chain(second)
                         .map(|target| {

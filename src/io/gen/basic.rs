@@ -48,3 +48,30 @@ pub(super) fn diag(b: &mut Build) {
         b.end_row();
     }
 }
+
+/// `band:N,LOWER,UPPER`: row i holds columns i - LOWER ..= i + UPPER inside the matrix.
+pub(super) fn plan_band(a: &Args<'_>) -> Result<Plan> {
+    let (n, lower, upper) = (a.size(0)?, a.size(1)?, a.size(2)?);
+    let nnz: u128 = (0..n)
+        .map(|i| band_row(n, lower, upper, i).len() as u128)
+        .sum();
+    let nnz = a.fit("non-zeros", Some(nnz))?;
+    Plan::exact(n, n, nnz, Kind::Band { lower, upper })
+}
+
+/// Row `i`'s columns in an `n x n` band.
+fn band_row(n: usize, lower: usize, upper: usize, i: usize) -> std::ops::Range<usize> {
+    i.saturating_sub(lower)..i.saturating_add(upper).saturating_add(1).min(n)
+}
+
+/// The band's entries, random values (fixed seed).
+pub(super) fn band(lower: usize, upper: usize, b: &mut Build) {
+    let n = b.rows;
+    let mut s = RandomStream::new("band", 1, VALUES);
+    for i in 0..n {
+        for c in band_row(n, lower, upper, i) {
+            b.push(c, s.value());
+        }
+        b.end_row();
+    }
+}

@@ -181,6 +181,14 @@ const CATALOGUE: &[GenInfo] = &[
         description: "ROWS x COLS with no non-zeros: every row empty.",
     },
     GenInfo {
+        name: "band",
+        args: "N,LOWER,UPPER",
+        default_spec: "gen:band:3000,900,900",
+        stands_for: "tests: a dense band (structured, about half dense at the default)",
+        description: "N x N with every entry from LOWER columns left of the diagonal to UPPER \
+                      right of it present (clipped at the edges), random values (fixed seed).",
+    },
+    GenInfo {
         name: "diag",
         args: "N",
         default_spec: "gen:diag:1000",
@@ -263,6 +271,10 @@ enum Kind {
     },
     Empty,
     Diag,
+    Band {
+        lower: usize,
+        upper: usize,
+    },
 }
 
 impl Plan {
@@ -301,6 +313,7 @@ impl Plan {
             Kind::OneRow { len } => sampled::onerow(len, &mut b),
             Kind::Empty => basic::empty(&mut b),
             Kind::Diag => basic::diag(&mut b),
+            Kind::Band { lower, upper } => basic::band(lower, upper, &mut b),
         }
         if let Some(nnz) = self.nnz {
             debug_assert_eq!(b.col.len(), nnz, "{:?}", self.kind);
@@ -435,6 +448,7 @@ fn plan(spec: &str) -> Result<Plan> {
         "onerow" => sampled::plan_onerow(&a),
         "empty" => basic::plan_empty(&a),
         "diag" => basic::plan_diag(&a),
+        "band" => basic::plan_band(&a),
         _ => Err(a.err(format!("generator '{name}' is listed but not implemented"))),
     }
 }

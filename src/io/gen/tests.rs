@@ -2,7 +2,7 @@
 
 use super::random::{distribute, sample_sorted, RandomStream};
 use super::rmat::{gallop, merge_sorted, Relabel};
-use super::{catalogue, plan};
+use super::{catalogue, generate, plan};
 
 /// The benchmark suite's sizes (the default specs), checked without generating anything.
 #[test]
@@ -30,6 +30,13 @@ fn default_specs_have_the_suite_sizes() {
         dims("gen:emptyrows"),
         (1_000_000, 1_000_000, Some(16_000_000))
     );
+    // A band of 1 + 2 entries around the diagonal, clipped: 2 + 3 + 7 * 4 + 3.
+    assert_eq!(dims("gen:band:10,2,1"), (10, 10, Some(36)));
+    let a = generate("gen:band:10,2,1").unwrap();
+    let row = |i: usize| &a.col_ind()[a.row_ptr()[i] as usize..a.row_ptr()[i + 1] as usize];
+    assert_eq!(row(0), &[0, 1]);
+    assert_eq!(row(5), &[3, 4, 5, 6]);
+    assert_eq!(row(9), &[7, 8, 9]);
     for g in catalogue() {
         let spelled = plan(g.default_spec).unwrap();
         let bare = plan(&format!("gen:{}", g.name)).unwrap();
