@@ -340,22 +340,23 @@ impl Trial {
             return None;
         };
         let run = st.as_mut()?;
-        // Samples whose end event has completed.
-        let mut i = 0;
-        while i < run.pending.len() {
-            let (slot, side) = run.pending[i];
+        // Samples whose end event has completed, oldest first, up to the first that has not
+        // (the others were launched after it; one on another stream that is done waits for a
+        // later product): one query a product while a caller far ahead of the GPU has every
+        // sample pending, not one per sample. A query is host time, which a short product's
+        // next sample also times when the GPU runs dry.
+        while let Some(&(slot, side)) = run.pending.first() {
             let (start, end) = &events[slot];
-            match end.is_done() {
-                Ok(false) => i += 1,
-                done => {
-                    match done.and_then(|_| end.elapsed_ms(start)) {
-                        Ok(ms) => run.verdict.sample(side, ms),
-                        Err(_) => run.verdict.lost(side),
-                    }
-                    run.pending.swap_remove(i);
-                    run.free.push(slot);
-                }
+            let done = end.is_done();
+            if matches!(done, Ok(false)) {
+                break;
             }
+            match done.and_then(|_| end.elapsed_ms(start)) {
+                Ok(ms) => run.verdict.sample(side, ms),
+                Err(_) => run.verdict.lost(side),
+            }
+            run.pending.remove(0);
+            run.free.push(slot);
         }
         run.verdict.decide();
         if run.verdict.step() == Step::Exchange && exchange() {
