@@ -107,12 +107,15 @@ pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u3
 /// a tile census, not the row statistics, and is not done.
 pub fn tile_min_density(val_bytes: usize) -> f64 {
     let v = val_bytes.max(1) as f64;
-    (v / (TILE_BYTES_ALLOWANCE * (v + 4.0))).max(0.5)
+    (v / (TILE_BYTES_ALLOWANCE * (v + 4.0))).max(HALF_DENSE)
 }
 
 /// How many more bytes TILE may read than the CSR method and still be taken
 /// ([`tile_min_density`]).
 const TILE_BYTES_ALLOWANCE: f64 = 1.1;
+
+/// The least density at which TILE is taken or tried: Figure 5's Dns tiles need half a tile.
+const HALF_DENSE: f64 = 0.5;
 
 /// At least 1M non-zeros and at least `density` of the rows x columns cells.
 fn dense_for_tile(stats: &RowStats, density: f64) -> bool {
@@ -228,7 +231,7 @@ pub fn has_own_format(a: Algorithm) -> bool {
 /// 23.1 in the trial). TILE comes before BRC: such rows are long and even in the random case,
 /// where BRC is no faster than HOLA (21.7 against 21.4 us).
 pub fn trial_candidate(stats: &RowStats, val_bytes: usize) -> Option<Algorithm> {
-    if dense_for_tile(stats, 0.5) && !dense_for_tile(stats, tile_min_density(val_bytes)) {
+    if dense_for_tile(stats, HALF_DENSE) && !dense_for_tile(stats, tile_min_density(val_bytes)) {
         return Some(Algorithm::Tile);
     }
     let mean = stats.mean.max(1.0);
