@@ -293,3 +293,74 @@ fn auto_tries_tile_on_a_half_dense_band_in_f64() {
     h.set_stream(0).unwrap();
     streams.into_iter().for_each(destroy_stream);
 }
+
+/// A sample spans several consecutive products on one stream (`trial::span`: 8 for a matrix
+/// this small), and closes early before a product it cannot time: a transposed one, or one
+/// that only scales y. Every product stays right, and the trial ends.
+#[test]
+fn samples_span_products_and_close_before_the_ones_they_cannot_time() {
+    let _device = whole_device();
+    let Some(mut h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let stream = new_stream();
+    h.set_stream(stream as usize).unwrap();
+    let (name, a) = tessera::io::load("gen:lap3d7:24").unwrap();
+    let mut m = Matrix::from_csr(&h, a.clone());
+    m.analyze_then(&h, Algorithm::CsrVector, Algorithm::Brc, None)
+        .unwrap();
+    m.finish_background(&h).unwrap();
+    assert!(!m.tuning_settled(), "{}", m.info().params);
+    let xt = x_for(a.rows(), 9);
+    let dxt = DeviceVec::from_slice(&dev, &xt).unwrap();
+    let mut n = 0;
+    while !m.tuning_settled() {
+        assert!(
+            n < 400,
+            "{name}: the trial did not end: {}",
+            m.info().params
+        );
+        product(&h, &m, &a, &format!("{name} product {n}"), 100 + n as u64);
+        if n % 11 == 10 {
+            // Transposed: y = A^T x.
+            let dy = DeviceVec::from_slice(&dev, &vec![f64::NAN; a.cols()]).unwrap();
+            m.spmv_device(&h, Operation::Transpose, 1.0, dxt.addr(), 0.0, dy.addr())
+                .unwrap();
+            let y = dy.to_vec(h.cuda_stream()).unwrap();
+            let zeros = vec![0.0; a.cols()];
+            let what = format!("{name} transposed after product {n}");
+            assert_product(&what, &a, Operation::Transpose, 1.0, &xt, 0.0, &zeros, &y);
+        }
+        if n % 13 == 12 {
+            // Only a scale: y = 2 y0.
+            let y0 = x_for(a.rows(), n as u64);
+            let dy = DeviceVec::from_slice(&dev, &y0).unwrap();
+            m.spmv_device(&h, Operation::NonTranspose, 0.0, dxt.addr(), 2.0, dy.addr())
+                .unwrap();
+            let y = dy.to_vec(h.cuda_stream()).unwrap();
+            let what = format!("{name} scale after product {n}");
+            assert_product(&what, &a, Operation::NonTranspose, 0.0, &xt, 2.0, &y0, &y);
+        }
+        n += 1;
+    }
+    let info = m.info();
+    assert!(
+        info.params.contains("samples of ") && info.params.contains("-8 products"),
+        "samples of up to 8 products, some closed early: {}",
+        info.params
+    );
+    assert!(
+        info.params.contains("brc kept over csr_vector")
+            || info.params.contains("csr_vector kept over brc"),
+        "{}",
+        info.params
+    );
+    // At least the warm-up and the samples' products on each side, less the ones closed early.
+    assert!(n >= 2 * SAMPLES_LEAST, "{n} products");
+    product(&h, &m, &a, &format!("{name} after the trial"), 5);
+    drop(m);
+    h.set_stream(0).unwrap();
+    destroy_stream(stream);
+}
+
+/// Samples a trial reads on each side (`trial::SAMPLES`), each of at least one product.
+const SAMPLES_LEAST: usize = 5;

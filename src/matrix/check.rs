@@ -367,7 +367,10 @@ impl<T: Scalar> Matrix<T> {
             forms: super::Forms::new(Algorithm::Hola, method),
             csr,
             provisional,
-            trial: Default::default(),
+            trial: Arc::new(super::trial::Trial::for_matrix(
+                self.stats.nnz,
+                std::mem::size_of::<T>(),
+            )),
             ready,
         });
         let analysis_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -413,7 +413,10 @@ impl<T: Scalar> Matrix<T> {
                 handle.synchronize()?;
             }
             // The worker starts first: its host half runs while the light method is set up.
-            let trial = Arc::new(trial::Trial::default());
+            let trial = Arc::new(trial::Trial::for_matrix(
+                self.stats.nnz,
+                std::mem::size_of::<T>(),
+            ));
             let bgs = later
                 .into_iter()
                 .map(|(target, gate, after)| {
@@ -677,6 +680,7 @@ impl<T: Scalar> Matrix<T> {
         crate::backend::span("spmv: check polled");
         let queued = (|| {
             if alpha == T::ZERO {
+                gpu.trial.untimed(dev, stream);
                 return if beta == T::ONE {
                     Ok(())
                 } else {
@@ -703,9 +707,12 @@ impl<T: Scalar> Matrix<T> {
                 gpu.trial.begin(new, old);
             }
             let (trial, plain) = (&gpu.trial, op == Operation::NonTranspose);
-            let timed = plain
-                .then(|| trial.before(dev, stream, || gpu.forms.try_exchange_last()))
-                .flatten();
+            let timed = if plain {
+                trial.before(dev, stream, || gpu.forms.try_exchange_last())
+            } else {
+                trial.untimed(dev, stream);
+                None
+            };
             let running = gpu.forms.running();
             let r = match op {
                 Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),

@@ -6,9 +6,12 @@
 //! non-zeros in f64, 60% slower than CSR_VECTOR on a 3 million non-zero elasticity matrix), and
 //! a user's matrices are not the ones the rule was fitted on. So when a heavy format swaps in,
 //! the next products time it against the form it replaced, both on the caller's stream with
-//! CUDA events around the product's own launches: [`SAMPLES`] products of the new form, then
+//! CUDA events around the products' own launches: [`SAMPLES`] samples of the new form, then
 //! (the two exchanged at a product boundary) [`SAMPLES`] of the old one, after [`WARM`] untimed
-//! products on each. The faster one stays: the old form wins only when its median is more
+//! products on each. A sample is one event pair around a few consecutive products ([`span`]:
+//! one for products of 40 µs and more, up to [`MAX_SPAN`] for small matrices), so that the
+//! host's part of a call, which a pair around one short product also times when the GPU has
+//! run dry, is shared among them. The faster one stays: the old form wins only when its median is more
 //! than [`MARGIN`] below the new one's (more for products under [`SHORT_MS`]: [`margin`]); in a
 //! later trial of the same analysis (a second candidate, `select::then_try`) the margin
 //! favours the old form instead: the new one must win by it.
@@ -25,7 +28,14 @@
 //! build's worker, [`Trial::prepare`]), time a product being captured into a graph (a
 //! captured product runs the form running at that instant, as before), or free a form (both
 //! stay until the matrix is destroyed or analyzed again, as every retired form does). A
-//! product on another thread that finds the trial's lock taken runs untimed.
+//! product on another thread that finds the trial's lock taken runs untimed (and, on the
+//! stream of an open sample, inside it). An open sample closes early, after the products it
+//! has, before a product on its stream that it cannot time (transposed, or only scaling y),
+//! and is given up before one captured into a graph on its stream. The trial never touches a
+//! stream outside a call given it (a caller may destroy a stream after its products), so a
+//! product on another stream gives the open sample up, and later samples time one product
+//! each. A sample also times what the caller queues on its stream between its products (a
+//! solver's vector operations), the same on both sides.
 //! `TESSERA_TRIAL=0` turns it off (a heavy format that swaps in stays).
 #![forbid(unsafe_code)]
 
@@ -58,20 +68,43 @@ pub(super) const SHORT_MARGIN: f64 = 0.25;
 /// launch on the H100 and H200 machines (`tessera overhead`, notes/overhead.md).
 pub(super) const HOST_MS: f64 = 0.004;
 
-/// The lead the side a trial does not favour needs, given the favoured side's median (ms):
-/// [`MARGIN`] from [`SHORT_MS`] up; below it the host's part of a call over the product
-/// ([`HOST_MS`]), between [`MARGIN`] and [`SHORT_MARGIN`]. A flat 25% below 40 µs kept TILE at
-/// 28.3 µs over HOLA at 21.4 (random 3000² at 53%, f64, H200, session 30's run O: 0.88 of
-/// cuSPARSE), 7 µs of lead where the host's part is 3-4; products under 16 µs keep 25%.
-pub(super) fn margin(favoured_ms: f64) -> f64 {
+/// The lead the side a trial does not favour needs, given the favoured side's median (ms a
+/// product) and the products a sample spans: [`MARGIN`] from [`SHORT_MS`] up; below it the
+/// host's part of one call ([`HOST_MS`]) over the sample's products, between [`MARGIN`] and
+/// [`SHORT_MARGIN`]. A flat 25% below 40 µs kept TILE at 28.3 µs over HOLA at 21.4 (random
+/// 3000² at 53%, f64, H200, session 30's run O: 0.88 of cuSPARSE), 7 µs of lead where the
+/// host's part is 3-4.
+pub(super) fn margin(favoured_ms: f64, span: usize) -> f64 {
     if favoured_ms >= SHORT_MS {
         MARGIN
     } else {
-        (HOST_MS / favoured_ms).clamp(MARGIN, SHORT_MARGIN)
+        (HOST_MS / (favoured_ms * span.max(1) as f64)).clamp(MARGIN, SHORT_MARGIN)
     }
 }
-/// Event pairs: products timed and not read yet, at most.
+/// Event pairs: samples timed and not read yet, at most.
 const SLOTS: usize = 2 * (SAMPLES + WARM);
+/// The CSR bytes (values and column indices) a sample should read at least: a sample spans
+/// this many bytes' worth of products ([`span`]), so that a short product's host part, which
+/// only the first product of a sample pays inside its events, is a small share of it.
+pub(super) const SAMPLE_BYTES: usize = 256 << 20;
+/// The most products one sample spans.
+pub(super) const MAX_SPAN: usize = 8;
+
+/// Products one sample spans for a matrix of `nnz` entries of `val_bytes` each: enough that
+/// the sample reads [`SAMPLE_BYTES`] of CSR, from 1 (products of 40 µs and more) to [`MAX_SPAN`].
+/// `TESSERA_TRIAL_SPAN=K` sets it (a measuring aid).
+pub(super) fn span(nnz: usize, val_bytes: usize) -> usize {
+    static FORCED: OnceLock<Option<usize>> = OnceLock::new();
+    let forced = *FORCED.get_or_init(|| {
+        std::env::var("TESSERA_TRIAL_SPAN")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    });
+    let bytes = nnz.saturating_mul(val_bytes + 4).max(1);
+    forced
+        .unwrap_or_else(|| SAMPLE_BYTES.div_ceil(bytes))
+        .clamp(1, MAX_SPAN)
+}
 
 /// The form a product ran: the one swapped in, or the one it replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +122,15 @@ pub(super) enum Step {
     Exchange,
 }
 
+/// A product that a sample times: its side, and whether it opens the sample (the start event
+/// goes before it) and closes it (the end event goes after it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Mark {
+    pub(super) side: Side,
+    pub(super) first: bool,
+    pub(super) last: bool,
+}
+
 /// The trial's logic, without events: which side runs, which products are timed, and the
 /// verdict (tested on the host with made-up times).
 #[derive(Debug, Clone)]
@@ -97,9 +139,18 @@ pub(super) struct Verdict {
     running: Side,
     /// Products launched on the running side since it started running.
     launched: usize,
-    /// Timed products launched on each side (read or not).
+    /// Samples opened on each side (read or not).
     timed: [usize; 2],
-    /// Milliseconds read, per side.
+    /// Products a sample spans ([`span`]).
+    span: usize,
+    /// Products launched in the sample now open (0: none is).
+    open: usize,
+    /// The fewest products a sample read so far spanned (one closed early: [`Verdict::close`]).
+    fewest: usize,
+    /// Samples of one product from now on: a caller moved to another stream inside one
+    /// ([`Verdict::single`]).
+    single: bool,
+    /// Milliseconds a product, per sample read, per side.
     new: Vec<f64>,
     old: Vec<f64>,
     /// The side kept, once decided.
@@ -119,11 +170,15 @@ fn median(v: &[f64]) -> f64 {
 }
 
 impl Verdict {
-    pub(super) fn new(favour_new: bool, wait: Side) -> Self {
+    pub(super) fn new(favour_new: bool, wait: Side, span: usize) -> Self {
         Verdict {
             running: Side::New,
             launched: 0,
             timed: [0; 2],
+            span: span.max(1),
+            open: 0,
+            fewest: span.max(1),
+            single: false,
             new: Vec::new(),
             old: Vec::new(),
             kept: None,
@@ -139,8 +194,11 @@ impl Verdict {
         }
     }
 
-    /// A timed product of `side` took `ms`.
-    pub(super) fn sample(&mut self, side: Side, ms: f64) {
+    /// A sample of `side` took `ms` over its `products`.
+    pub(super) fn sample(&mut self, side: Side, ms: f64, products: usize) {
+        let products = products.max(1);
+        self.fewest = self.fewest.min(products);
+        let ms = ms / products as f64;
         match side {
             Side::New => self.new.push(ms),
             Side::Old => self.old.push(ms),
@@ -163,7 +221,12 @@ impl Verdict {
     /// - session 30, run A: the old form run while waiting cost 40-45 products of BRC's time at
     ///   N = 1,000 on the 3D Laplacian 160³, the 27-point stencil and elasticity 40³ (f64, H200),
     ///   where BRC is the rule's choice and wins every trial.
+    ///
+    /// A sample's products run on one side: no exchange while one is open.
     pub(super) fn step(&self) -> Step {
+        if self.open > 0 {
+            return Step::Run;
+        }
         let want = match self.kept {
             // Decided: the kept side must be the running one.
             Some(k) => k,
@@ -194,7 +257,7 @@ impl Verdict {
     pub(super) fn decide(&mut self) -> bool {
         if self.kept.is_none() && self.new.len() >= SAMPLES && self.old.len() >= SAMPLES {
             let (n, o) = (median(&self.new), median(&self.old));
-            let margin = margin(if self.favour_new { n } else { o });
+            let margin = margin(if self.favour_new { n } else { o }, self.fewest);
             // The side not favoured must win by the margin.
             self.kept = Some(match self.favour_new {
                 true if o < n * (1.0 - margin) => Side::Old,
@@ -206,16 +269,63 @@ impl Verdict {
         self.kept.is_some()
     }
 
-    /// A product is launched on the running side: whether to time it.
-    pub(super) fn launch(&mut self) -> Option<Side> {
+    /// A product is launched on the running side: whether a sample times it.
+    pub(super) fn launch(&mut self) -> Option<Mark> {
         let side = self.running;
         self.launched += 1;
-        let i = Self::index(side);
-        let time = self.kept.is_none() && self.launched > WARM && self.timed[i] < SAMPLES;
-        if time {
-            self.timed[i] += 1;
+        if self.open > 0 {
+            self.open += 1;
+            let last = self.open >= self.spanning();
+            if last {
+                self.open = 0;
+            }
+            return Some(Mark {
+                side,
+                first: false,
+                last,
+            });
         }
-        time.then_some(side)
+        let i = Self::index(side);
+        if self.kept.is_some() || self.launched <= WARM || self.timed[i] >= SAMPLES {
+            return None;
+        }
+        self.timed[i] += 1;
+        let last = self.spanning() == 1;
+        self.open = usize::from(!last);
+        Some(Mark {
+            side,
+            first: true,
+            last,
+        })
+    }
+
+    /// Products the next sample spans.
+    pub(super) fn spanning(&self) -> usize {
+        if self.single {
+            1
+        } else {
+            self.span
+        }
+    }
+
+    /// Samples of one product from now on (the caller's products change stream, so a sample
+    /// of several may never close); the open one, if any, is given up.
+    fn single(&mut self) {
+        self.abort();
+        self.single = true;
+    }
+
+    /// The products the samples read spanned: "8", or "3-8" where some closed early.
+    pub(super) fn spanned(&self) -> String {
+        match self.fewest < self.span {
+            true => format!("{}-{}", self.fewest, self.span),
+            false => self.span.to_string(),
+        }
+    }
+
+    /// True while a sample is open (some of its products launched, not all).
+    pub(super) fn is_open(&self) -> bool {
+        self.open > 0
     }
 
     /// Medians of both sides (ms), once decided.
@@ -223,10 +333,25 @@ impl Verdict {
         self.kept.map(|_| (median(&self.new), median(&self.old)))
     }
 
-    /// A timed product's sample was lost (its events failed): time another on that side.
+    /// A sample was lost (its events failed, or a product not its own may have run inside
+    /// it): time another on that side.
     fn lost(&mut self, side: Side) {
         let i = Self::index(side);
         self.timed[i] = self.timed[i].saturating_sub(1);
+    }
+
+    /// The open sample is given up (see [`Verdict::lost`]).
+    fn abort(&mut self) {
+        if self.open > 0 {
+            self.open = 0;
+            self.lost(self.running);
+        }
+    }
+
+    /// The open sample closes after the products launched so far (a product it cannot time
+    /// comes next): how many (0: none was open).
+    fn close(&mut self) -> usize {
+        std::mem::take(&mut self.open)
     }
 }
 
@@ -238,20 +363,72 @@ struct Running {
     old: Algorithm,
     /// Event pairs not in use.
     free: Vec<usize>,
-    /// Timed products not read yet: (event pair, side).
-    pending: Vec<(usize, Side)>,
+    /// Samples closed and not read yet: (event pair, side, products).
+    pending: Vec<(usize, Side, usize)>,
+    /// The sample now open: its event pair, side and the stream its products run on.
+    open: Option<Open>,
 }
 
-/// A product being timed: its event pair and side.
+/// A sample some of whose products are launched.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    slot: usize,
+    side: Side,
+    stream: Stream,
+}
+
+impl Running {
+    /// Gives up the open sample, if any (its start event is recorded, its end never will be).
+    fn abort(&mut self) {
+        if let Some(o) = self.open.take() {
+            self.free.push(o.slot);
+            self.verdict.abort();
+        }
+    }
+
+    /// Before a product on `stream` that the open sample cannot time (transposed, or only
+    /// scaling y): the sample closes after the products launched so far, when it is open on
+    /// that stream. Given up instead when the stream is being captured (the end event would be
+    /// a graph node). One open on another stream is left alone: this call never touches a
+    /// stream other than its own, which its caller may have destroyed.
+    fn close(&mut self, dev: &Device, events: &[(Event, Event)], stream: Stream) {
+        let Some(o) = self.open.filter(|o| o.stream == stream) else {
+            return;
+        };
+        if !self.verdict.is_open() {
+            // Its last product's end event is another thread's to record.
+            return;
+        }
+        if !matches!(cuda::is_capturing(dev, stream), Ok(false)) {
+            self.abort();
+            return;
+        }
+        self.open = None;
+        let products = self.verdict.close();
+        if events[o.slot].1.record(stream).is_ok() {
+            self.pending.push((o.slot, o.side, products));
+        } else {
+            self.free.push(o.slot);
+            self.verdict.lost(o.side);
+        }
+    }
+}
+
+/// A product a sample times: the sample's event pair, and whether the product closes it.
 #[derive(Debug)]
 pub(super) struct Timing {
     slot: usize,
     side: Side,
+    last: bool,
+    /// The products the sample spans.
+    products: usize,
 }
 
 /// A matrix's trial (one per analysis).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Trial {
+    /// Products a sample spans ([`span`]).
+    span: usize,
     /// The event pairs, made by the background build's worker.
     events: OnceLock<Vec<(Event, Event)>>,
     /// True while a trial runs: the one thing a product reads otherwise.
@@ -266,6 +443,24 @@ pub(super) struct Trial {
 }
 
 impl Trial {
+    /// A trial whose samples span `span` products each ([`span`]).
+    pub(super) fn new(span: usize) -> Self {
+        Trial {
+            span: span.max(1),
+            events: OnceLock::new(),
+            active: AtomicBool::new(false),
+            begun: AtomicBool::new(false),
+            expected: OnceLock::new(),
+            state: Mutex::new(None),
+            note: Mutex::new(String::new()),
+        }
+    }
+
+    /// A trial for a matrix of `nnz` entries of `val_bytes` each ([`span`]).
+    pub(super) fn for_matrix(nnz: usize, val_bytes: usize) -> Self {
+        Self::new(span(nnz, val_bytes))
+    }
+
     /// Makes the trial's events (on the background build's worker, before its form is ready).
     pub(super) fn prepare(&self, dev: &Arc<Device>) -> Result<()> {
         if !select::trial_enabled() || self.events.get().is_some() {
@@ -302,11 +497,12 @@ impl Trial {
             _ => Side::Old,
         };
         *st = Some(Running {
-            verdict: Verdict::new(first, wait),
+            verdict: Verdict::new(first, wait, self.span),
             new,
             old,
             free: (0..SLOTS).rev().collect(),
             pending: Vec::new(),
+            open: None,
         });
         self.active.store(true, Ordering::Release);
     }
@@ -345,14 +541,14 @@ impl Trial {
         // later product): one query a product while a caller far ahead of the GPU has every
         // sample pending, not one per sample. A query is host time, which a short product's
         // next sample also times when the GPU runs dry.
-        while let Some(&(slot, side)) = run.pending.first() {
+        while let Some(&(slot, side, products)) = run.pending.first() {
             let (start, end) = &events[slot];
             let done = end.is_done();
             if matches!(done, Ok(false)) {
                 break;
             }
             match done.and_then(|_| end.elapsed_ms(start)) {
-                Ok(ms) => run.verdict.sample(side, ms),
+                Ok(ms) => run.verdict.sample(side, ms, products),
                 Err(_) => run.verdict.lost(side),
             }
             run.pending.remove(0);
@@ -373,32 +569,59 @@ impl Trial {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push_str(&format!(
-                        "trial on this matrix's products: {} {n:.4} ms, {} {o:.4} ms (medians of {SAMPLES}): {win} kept over {lose}; ",
-                        run.new, run.old
+                        "trial on this matrix's products: {} {n:.4} ms, {} {o:.4} ms (medians of {SAMPLES} samples of {} products): {win} kept over {lose}; ",
+                        run.new, run.old, run.verdict.spanned()
                     ));
                 *st = None;
                 self.active.store(false, Ordering::Release);
                 return None;
             }
         }
-        // A product captured into a graph is not timed (its events would be graph nodes).
+        // A sample open on another stream cannot close there (this call must not touch a
+        // stream it was not given: it may be gone): it is given up, and later samples time one
+        // product each, opened and closed inside one call.
+        if run.open.is_some_and(|o| o.stream != stream) && run.verdict.is_open() {
+            run.abort();
+            run.verdict.single();
+        }
+        // A product captured into a graph is not timed (its events would be graph nodes), and
+        // an open sample on its stream would not time it: given up.
         if cuda::is_capturing(dev, stream).unwrap_or(true) {
+            run.abort();
             return None;
         }
-        let side = run.verdict.launch()?;
-        let Some(slot) = run.free.pop() else {
-            run.verdict.lost(side);
-            return None;
-        };
-        if events[slot].0.record(stream).is_err() {
-            run.free.push(slot);
-            run.verdict.lost(side);
+        // The last product of a sample launched on another thread, its end event not yet
+        // recorded: this one runs untimed.
+        if run.open.is_some() && !run.verdict.is_open() {
             return None;
         }
-        Some(Timing { slot, side })
+        let mark = run.verdict.launch()?;
+        if mark.first {
+            let Some(slot) = run.free.pop() else {
+                run.verdict.abort();
+                return None;
+            };
+            run.open = Some(Open {
+                slot,
+                side: mark.side,
+                stream,
+            });
+            if events[slot].0.record(stream).is_err() {
+                run.abort();
+                return None;
+            }
+        }
+        let slot = run.open?.slot;
+        Some(Timing {
+            slot,
+            side: mark.side,
+            last: mark.last,
+            products: run.verdict.spanning(),
+        })
     }
 
-    /// After the timed product's launch: its end event, on the same stream.
+    /// After the launch of a product a sample times: the end event after the sample's last
+    /// product, on the same stream. A failed launch gives the sample up.
     pub(super) fn after(&self, t: Timing, stream: Stream, launched: bool) {
         let Some(events) = self.events.get() else {
             return;
@@ -407,200 +630,35 @@ impl Trial {
         let Some(run) = st.as_mut() else {
             return;
         };
-        if launched && events[t.slot].1.record(stream).is_ok() {
-            run.pending.push((t.slot, t.side));
-        } else {
-            run.free.push(t.slot);
-            run.verdict.lost(t.side);
+        if run.open.map(|o| o.slot) != Some(t.slot) {
+            return;
+        }
+        if !launched {
+            run.abort();
+        } else if t.last {
+            run.open = None;
+            if events[t.slot].1.record(stream).is_ok() {
+                run.pending.push((t.slot, t.side, t.products));
+            } else {
+                run.free.push(t.slot);
+                run.verdict.lost(t.side);
+            }
+        }
+    }
+
+    /// Before a product that is not the trial's to time (a transposed one, or one that only
+    /// scales y): an open sample closes first, so that it does not time it.
+    pub(super) fn untimed(&self, dev: &Device, stream: Stream) {
+        let Some(events) = self.events.get().filter(|_| self.active()) else {
+            return;
+        };
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(run) = st.as_mut() {
+            run.close(dev, events, stream);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs a trial whose products take `new` and `old` ms (each read at once), returning the
-    /// side kept, the exchanges made and the products run.
-    fn run(new: f64, old: f64, exchange_fails_every: usize) -> (Side, usize, usize) {
-        let mut v = Verdict::new(true, Side::New);
-        let (mut exchanges, mut products) = (0, 0);
-        while products < 1000 {
-            v.decide();
-            if v.kept() == Some(v.running) {
-                return (v.running, exchanges, products);
-            }
-            if v.step() == Step::Exchange {
-                // A contended exchange is left to the next product.
-                if exchange_fails_every == 0 || products % exchange_fails_every != 0 {
-                    v.exchanged();
-                    exchanges += 1;
-                }
-            }
-            products += 1;
-            if let Some(side) = v.launch() {
-                v.sample(side, if side == Side::New { new } else { old });
-            }
-        }
-        panic!("the trial never ended");
-    }
-
-    #[test]
-    fn a_faster_new_form_stays_after_one_round_trip() {
-        let (kept, exchanges, products) = run(0.08, 0.10, 0);
-        assert_eq!((kept, exchanges), (Side::New, 2));
-        // Each side's warm-up and samples, and the product that exchanges back (untimed).
-        assert_eq!(products, 2 * (SAMPLES + WARM) + 1);
-    }
-
-    #[test]
-    fn a_slower_new_form_is_exchanged_back_once() {
-        let (kept, exchanges, _) = run(0.12, 0.10, 0);
-        assert_eq!((kept, exchanges), (Side::Old, 1));
-    }
-
-    #[test]
-    fn the_old_form_must_win_by_the_margin() {
-        // 0.5% faster: within the margin, the new form stays.
-        assert_eq!(run(0.1005, 0.1, 0).0, Side::New);
-        assert_eq!(run(0.1020, 0.1, 0).0, Side::Old);
-        const { assert!(SHORT_MS < 0.1, "these products are long ones") };
-    }
-
-    #[test]
-    fn a_later_trial_keeps_the_old_form_unless_the_new_wins_by_the_margin() {
-        let run_later = |new: f64, old: f64| {
-            let mut v = Verdict::new(false, Side::Old);
-            for _ in 0..100 {
-                v.decide();
-                if v.kept() == Some(v.running) {
-                    return v.running;
-                }
-                if v.step() == Step::Exchange {
-                    v.exchanged();
-                }
-                if let Some(side) = v.launch() {
-                    v.sample(side, if side == Side::New { new } else { old });
-                }
-            }
-            panic!("the trial never ended");
-        };
-        // Long products: 1%.
-        assert_eq!(run_later(0.0995, 0.1), Side::Old);
-        assert_eq!(run_later(0.0980, 0.1), Side::New);
-        // Short ones: 25% (session 18's run E, elasticity 24³ f32: BCCOO 14.4 against BRC's
-        // 11.1 µs in the trial kept the slower BCCOO when the margin favoured it).
-        assert_eq!(run_later(0.0144, 0.0111), Side::Old);
-        assert_eq!(run_later(0.0090, 0.0111), Side::Old);
-        assert_eq!(run_later(0.0204, 0.0292), Side::New);
-    }
-
-    #[test]
-    fn a_short_product_needs_a_larger_lead_to_go_back() {
-        // 12.4 against 10.0 µs: the host's part of the call may be the difference.
-        assert_eq!(run(0.0124, 0.0100, 0).0, Side::New);
-        // Twice as fast (elasticity 24³ in f32: BRC 23.8, CSR_VECTOR 11.5 µs): back.
-        assert_eq!(run(0.0238, 0.0115, 0).0, Side::Old);
-    }
-
-    #[test]
-    fn the_short_margin_is_the_host_part_of_a_call() {
-        // 28.3 against 21.4 µs (TILE against HOLA, random 3000² at 53%, f64): 14% is enough.
-        assert_eq!(run(0.0283, 0.0214, 0).0, Side::Old);
-        assert!((margin(0.0283) - HOST_MS / 0.0283).abs() < 1e-12);
-        // Capped at 25% for the shortest products, 1% from SHORT_MS up.
-        assert_eq!(margin(0.005), SHORT_MARGIN);
-        assert_eq!(margin(SHORT_MS), MARGIN);
-        assert_eq!(margin(0.2), MARGIN);
-        // Within the host's part: the favoured side stays (30 against 27 µs).
-        assert_eq!(run(0.030, 0.027, 0).0, Side::New);
-    }
-
-    #[test]
-    fn contended_exchanges_are_retried() {
-        let (kept, exchanges, _) = run(0.12, 0.10, 2);
-        assert_eq!((kept, exchanges), (Side::Old, 1));
-        let (kept, exchanges, _) = run(0.08, 0.10, 3);
-        assert_eq!((kept, exchanges), (Side::New, 2));
-    }
-
-    #[test]
-    fn the_median_ignores_one_slow_sample() {
-        let mut v = Verdict::new(true, Side::New);
-        for ms in [0.08, 0.5, 0.08, 0.08, 0.08] {
-            v.sample(Side::New, ms);
-        }
-        for _ in 0..SAMPLES {
-            v.sample(Side::Old, 0.1);
-        }
-        assert!(v.decide());
-        assert_eq!(v.kept(), Some(Side::New));
-        assert_eq!(v.medians(), Some((0.08, 0.1)));
-    }
-
-    /// A trial whose samples are read `lag` products after their launch (a caller far ahead of
-    /// the GPU), with products of `new` and `old` ms and `wait` the predicted side: the side kept
-    /// and the products each side ran (of 2,000).
-    fn in_flight(new: f64, old: f64, wait: Side, lag: usize) -> (Option<Side>, [usize; 2]) {
-        let mut v = Verdict::new(true, wait);
-        let mut flight: Vec<(usize, Side)> = Vec::new();
-        let mut ran = [0; 2];
-        for product in 0..2000 {
-            while let Some(&(at, side)) = flight.first() {
-                if at + lag > product {
-                    break;
-                }
-                v.sample(side, if side == Side::New { new } else { old });
-                flight.remove(0);
-            }
-            v.decide();
-            if v.step() == Step::Exchange {
-                v.exchanged();
-            }
-            ran[Verdict::index(v.running)] += 1;
-            if let Some(side) = v.launch() {
-                flight.push((product, side));
-            }
-        }
-        (v.kept(), ran)
-    }
-
-    #[test]
-    fn the_predicted_form_runs_while_the_samples_are_in_flight() {
-        // The new form predicted and faster (BRC on the 3D Laplacian): the old form runs only
-        // its warm-up and timed products.
-        let (kept, ran) = in_flight(0.100, 0.120, Side::New, 300);
-        assert_eq!(kept, Some(Side::New));
-        assert_eq!(ran[Verdict::index(Side::Old)], SAMPLES + WARM);
-        // The new form only a candidate, and slower (BRC on some elasticity matrices): the new
-        // form runs only its warm-up and timed products, never again after the verdict.
-        let (kept, ran) = in_flight(0.035, 0.024, Side::Old, 300);
-        assert_eq!(kept, Some(Side::Old));
-        assert_eq!(ran[Verdict::index(Side::New)], SAMPLES + WARM);
-        // A wrong prediction costs the products in flight, once: the new form runs until the
-        // verdict is read (both sides' samples and the lag), then never again.
-        let (kept, ran) = in_flight(0.035, 0.024, Side::New, 300);
-        assert_eq!(kept, Some(Side::Old));
-        let on_new = ran[Verdict::index(Side::New)];
-        assert!(
-            on_new > 300 && on_new <= 300 + 2 * (SAMPLES + WARM),
-            "{on_new} products on the new form"
-        );
-    }
-
-    #[test]
-    fn lost_samples_are_timed_again_and_warm_products_never() {
-        let mut v = Verdict::new(true, Side::New);
-        assert_eq!(
-            v.launch(),
-            None,
-            "the first product after the swap is warm-up"
-        );
-        for _ in 0..SAMPLES {
-            assert_eq!(v.launch(), Some(Side::New));
-        }
-        assert_eq!(v.launch(), None, "enough in flight");
-        v.lost(Side::New);
-        assert_eq!(v.launch(), Some(Side::New));
-    }
-}
+#[path = "trial_tests.rs"]
+mod tests;
