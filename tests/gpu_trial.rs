@@ -294,7 +294,7 @@ fn auto_tries_tile_on_a_half_dense_band_in_f64() {
     streams.into_iter().for_each(destroy_stream);
 }
 
-/// A sample spans several consecutive products on one stream (`trial::span`: 8 for a matrix
+/// A sample spans several consecutive products on one stream (`trial::span`: 4 for a matrix
 /// this small), and closes early before a product it cannot time: a transposed one, or one
 /// that only scales y. Every product stays right, and the trial ends.
 #[test]
@@ -344,8 +344,8 @@ fn samples_span_products_and_close_before_the_ones_they_cannot_time() {
     }
     let info = m.info();
     assert!(
-        info.params.contains("samples of ") && info.params.contains("-8 products"),
-        "samples of up to 8 products, some closed early: {}",
+        info.params.contains("samples of ") && info.params.contains("-4 products"),
+        "samples of up to 4 products, some closed early: {}",
         info.params
     );
     assert!(

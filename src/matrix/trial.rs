@@ -84,11 +84,16 @@ pub(super) fn margin(favoured_ms: f64, span: usize) -> f64 {
 /// Event pairs: samples timed and not read yet, at most.
 const SLOTS: usize = 2 * (SAMPLES + WARM);
 /// The CSR bytes (values and column indices) a sample should read at least: a sample spans
-/// this many bytes' worth of products ([`span`]), so that a short product's host part, which
-/// only the first product of a sample pays inside its events, is a small share of it.
-pub(super) const SAMPLE_BYTES: usize = 256 << 20;
-/// The most products one sample spans.
-pub(super) const MAX_SPAN: usize = 8;
+/// this many bytes' worth of products ([`span`]: about 40 µs at 3.3 TB/s), so that a short
+/// product's host part, which only the first product of a sample pays inside its events when
+/// the GPU has run dry, is a small share of it.
+pub(super) const SAMPLE_BYTES: usize = 128 << 20;
+/// The most products one sample spans. Each side runs [`WARM`] + [`SAMPLES`] x span products,
+/// and the side that loses costs its lead on each: at 8 (session 32, run A) the old form's 41
+/// products cost dense 2000² in f32 about 4% of its first 1,000 (HOLA 15.7 µs against TILE's
+/// 6.6), at 4 about 2%. Samples of 4 still read the trial's medians within 1-2 µs of the steady
+/// times where one-product samples were 1.3-2x them.
+pub(super) const MAX_SPAN: usize = 4;
 
 /// Products one sample spans for a matrix of `nnz` entries of `val_bytes` each: enough that
 /// the sample reads [`SAMPLE_BYTES`] of CSR, from 1 (products of 40 µs and more) to [`MAX_SPAN`].

@@ -305,8 +305,10 @@ fn a_sample_spans_enough_bytes() {
     // Products of 40 µs and more: one each; the smallest matrices: MAX_SPAN.
     assert_eq!(span(24 << 20, 8), 1);
     assert_eq!(span(1000, 8), MAX_SPAN);
-    // A band of 5.2M f64 entries (62 MB): five products a sample.
-    assert_eq!(span(5_220_000, 8), 5);
-    assert_eq!(span(5_220_000, 4), 7);
+    // A band of 5.2M f64 entries (62 MB): three products a sample; in f32 (42 MB) four.
+    assert_eq!(span(5_220_000, 8), 3);
+    assert_eq!(span(5_220_000, 4), 4);
+    // Dense 2000² in f64 (48 MB): three.
+    assert_eq!(span(4_000_000, 8), 3);
     assert_eq!(span(0, 8), MAX_SPAN);
 }
