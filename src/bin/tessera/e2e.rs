@@ -427,9 +427,12 @@ fn tessera_first_typed<T: Scalar>(
             at[i] = t.elapsed().as_secs_f64() * 1e3;
         }
         if trace_on() {
+            let info = m.info();
             eprintln!(
-                "tessera: e2e run from {from:?}: at N = {NS:?} {at:.3?} ms; first calls (us:method) {}",
-                calls.join(" ")
+                "tessera: e2e run from {from:?}: at N = {NS:?} {at:.3?} ms; first calls (us:method) {}; then {}: {}",
+                calls.join(" "),
+                info.algorithm,
+                info.params
             );
         }
         check_device(&dy, stream, &want, tol, "after the background build")?;
