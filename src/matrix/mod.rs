@@ -680,7 +680,7 @@ impl<T: Scalar> Matrix<T> {
         crate::backend::span("spmv: check polled");
         let queued = (|| {
             if alpha == T::ZERO {
-                gpu.trial.untimed(dev, stream);
+                gpu.trial.untimed(stream);
                 return if beta == T::ONE {
                     Ok(())
                 } else {
@@ -710,7 +710,7 @@ impl<T: Scalar> Matrix<T> {
             let timed = if plain {
                 trial.before(dev, stream, || gpu.forms.try_exchange_last())
             } else {
-                trial.untimed(dev, stream);
+                trial.untimed(stream);
                 None
             };
             let running = gpu.forms.running();

@@ -29,13 +29,14 @@
 //! captured product runs the form running at that instant, as before), or free a form (both
 //! stay until the matrix is destroyed or analyzed again, as every retired form does). A
 //! product on another thread that finds the trial's lock taken runs untimed (and, on the
-//! stream of an open sample, inside it). An open sample closes early, after the products it
-//! has, before a product on its stream that it cannot time (transposed, or only scaling y),
-//! and is given up before one captured into a graph on its stream. The trial never touches a
-//! stream outside a call given it (a caller may destroy a stream after its products), so a
-//! product on another stream gives the open sample up, and later samples time one product
-//! each. A sample also times what the caller queues on its stream between its products (a
-//! solver's vector operations), the same on both sides.
+//! stream of an open sample, inside it). The sample's end event is recorded again after each
+//! of its products, so it can close early, after the products it has, without touching a
+//! stream (a caller may destroy a stream after its products): before a product it cannot
+//! time (transposed, only scaling y, captured into a graph, or on another stream), and when
+//! its last product has already completed at the next one's launch (the GPU ran dry: a caller
+//! that waits for each product, or every few, would otherwise have the wait timed on one side
+//! and not the other). A sample also times what the caller queues on its stream between its
+//! products (a solver's vector operations), the same on both sides.
 //! `TESSERA_TRIAL=0` turns it off (a heavy format that swaps in stays).
 #![forbid(unsafe_code)]
 
@@ -152,9 +153,8 @@ pub(super) struct Verdict {
     open: usize,
     /// The fewest products a sample read so far spanned (one closed early: [`Verdict::close`]).
     fewest: usize,
-    /// Samples of one product from now on: a caller moved to another stream inside one
-    /// ([`Verdict::single`]).
-    single: bool,
+    /// The products of each sample read, per side.
+    spans: [Vec<usize>; 2],
     /// Milliseconds a product, per sample read, per side.
     new: Vec<f64>,
     old: Vec<f64>,
@@ -166,6 +166,12 @@ pub(super) struct Verdict {
     /// The side that runs once both sides' timed products are launched, until the verdict:
     /// the one AUTO's rule predicts.
     wait: Side,
+}
+
+fn median_count(v: &[usize]) -> usize {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.get(s.len() / 2).copied().unwrap_or(1)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -183,7 +189,7 @@ impl Verdict {
             span: span.max(1),
             open: 0,
             fewest: span.max(1),
-            single: false,
+            spans: [Vec::new(), Vec::new()],
             new: Vec::new(),
             old: Vec::new(),
             kept: None,
@@ -203,6 +209,7 @@ impl Verdict {
     pub(super) fn sample(&mut self, side: Side, ms: f64, products: usize) {
         let products = products.max(1);
         self.fewest = self.fewest.min(products);
+        self.spans[Self::index(side)].push(products);
         let ms = ms / products as f64;
         match side {
             Side::New => self.new.push(ms),
@@ -262,7 +269,16 @@ impl Verdict {
     pub(super) fn decide(&mut self) -> bool {
         if self.kept.is_none() && self.new.len() >= SAMPLES && self.old.len() >= SAMPLES {
             let (n, o) = (median(&self.new), median(&self.old));
-            let margin = margin(if self.favour_new { n } else { o }, self.fewest);
+            // The host's part is shared among the products of the samples the medians come
+            // from: the median sample of the side with the shorter ones (a few samples closed
+            // early, at a wait of the caller's, do not widen it).
+            let spanned = self
+                .spans
+                .iter()
+                .map(|v| median_count(v))
+                .min()
+                .unwrap_or(1);
+            let margin = margin(if self.favour_new { n } else { o }, spanned);
             // The side not favoured must win by the margin.
             self.kept = Some(match self.favour_new {
                 true if o < n * (1.0 - margin) => Side::Old,
@@ -280,7 +296,7 @@ impl Verdict {
         self.launched += 1;
         if self.open > 0 {
             self.open += 1;
-            let last = self.open >= self.spanning();
+            let last = self.open >= self.span;
             if last {
                 self.open = 0;
             }
@@ -295,29 +311,13 @@ impl Verdict {
             return None;
         }
         self.timed[i] += 1;
-        let last = self.spanning() == 1;
+        let last = self.span == 1;
         self.open = usize::from(!last);
         Some(Mark {
             side,
             first: true,
             last,
         })
-    }
-
-    /// Products the next sample spans.
-    pub(super) fn spanning(&self) -> usize {
-        if self.single {
-            1
-        } else {
-            self.span
-        }
-    }
-
-    /// Samples of one product from now on (the caller's products change stream, so a sample
-    /// of several may never close); the open one, if any, is given up.
-    fn single(&mut self) {
-        self.abort();
-        self.single = true;
     }
 
     /// The products the samples read spanned: "8", or "3-8" where some closed early.
@@ -391,31 +391,20 @@ impl Running {
         }
     }
 
-    /// Before a product on `stream` that the open sample cannot time (transposed, or only
-    /// scaling y): the sample closes after the products launched so far, when it is open on
-    /// that stream. Given up instead when the stream is being captured (the end event would be
-    /// a graph node). One open on another stream is left alone: this call never touches a
-    /// stream other than its own, which its caller may have destroyed.
-    fn close(&mut self, dev: &Device, events: &[(Event, Event)], stream: Stream) {
-        let Some(o) = self.open.filter(|o| o.stream == stream) else {
+    /// Closes the open sample after the products launched so far, whose end event is already
+    /// recorded (after each of its products, [`Trial::after`]): no stream is touched, so this
+    /// is safe whatever the caller did with the sample's stream since. Nothing when the last
+    /// product's end is another thread's to record.
+    fn close(&mut self) {
+        let Some(o) = self.open else {
             return;
         };
         if !self.verdict.is_open() {
-            // Its last product's end event is another thread's to record.
-            return;
-        }
-        if !matches!(cuda::is_capturing(dev, stream), Ok(false)) {
-            self.abort();
             return;
         }
         self.open = None;
         let products = self.verdict.close();
-        if events[o.slot].1.record(stream).is_ok() {
-            self.pending.push((o.slot, o.side, products));
-        } else {
-            self.free.push(o.slot);
-            self.verdict.lost(o.side);
-        }
+        self.pending.push((o.slot, o.side, products));
     }
 }
 
@@ -553,8 +542,9 @@ impl Trial {
                 break;
             }
             match done.and_then(|_| end.elapsed_ms(start)) {
-                Ok(ms) => run.verdict.sample(side, ms, products),
-                Err(_) => run.verdict.lost(side),
+                // (Not after its start: an end event another thread had yet to record.)
+                Ok(ms) if ms > 0.0 => run.verdict.sample(side, ms, products),
+                _ => run.verdict.lost(side),
             }
             run.pending.remove(0);
             run.free.push(slot);
@@ -582,17 +572,18 @@ impl Trial {
                 return None;
             }
         }
-        // A sample open on another stream cannot close there (this call must not touch a
-        // stream it was not given: it may be gone): it is given up, and later samples time one
-        // product each, opened and closed inside one call.
-        if run.open.is_some_and(|o| o.stream != stream) && run.verdict.is_open() {
-            run.abort();
-            run.verdict.single();
+        // An open sample ends before this product when it cannot time it (another stream), or
+        // when its last product has already completed: the GPU ran dry (a caller that waited
+        // for it, or one slower than the GPU), and the gap before this product would be timed.
+        if let Some(o) = run.open {
+            if o.stream != stream || matches!(events[o.slot].1.is_done(), Ok(true)) {
+                run.close();
+            }
         }
-        // A product captured into a graph is not timed (its events would be graph nodes), and
-        // an open sample on its stream would not time it: given up.
+        // A product captured into a graph is not timed (its events would be graph nodes), nor
+        // inside an open sample.
         if cuda::is_capturing(dev, stream).unwrap_or(true) {
-            run.abort();
+            run.close();
             return None;
         }
         // The last product of a sample launched on another thread, its end event not yet
@@ -621,12 +612,14 @@ impl Trial {
             slot,
             side: mark.side,
             last: mark.last,
-            products: run.verdict.spanning(),
+            products: run.verdict.span,
         })
     }
 
-    /// After the launch of a product a sample times: the end event after the sample's last
-    /// product, on the same stream. A failed launch gives the sample up.
+    /// After the launch of a product a sample times: the sample's end event, recorded again
+    /// after each of its products on the same stream (the sample may close after any of them:
+    /// [`Running::close`]); after the last the sample is closed. A failed launch or record
+    /// gives the sample up.
     pub(super) fn after(&self, t: Timing, stream: Stream, launched: bool) {
         let Some(events) = self.events.get() else {
             return;
@@ -638,28 +631,32 @@ impl Trial {
         if run.open.map(|o| o.slot) != Some(t.slot) {
             return;
         }
-        if !launched {
-            run.abort();
-        } else if t.last {
-            run.open = None;
-            if events[t.slot].1.record(stream).is_ok() {
-                run.pending.push((t.slot, t.side, t.products));
-            } else {
+        if !launched || events[t.slot].1.record(stream).is_err() {
+            // (A last product already closed the verdict's side of it.)
+            if t.last {
+                run.open = None;
                 run.free.push(t.slot);
                 run.verdict.lost(t.side);
+            } else {
+                run.abort();
             }
+        } else if t.last {
+            run.open = None;
+            run.pending.push((t.slot, t.side, t.products));
         }
     }
 
     /// Before a product that is not the trial's to time (a transposed one, or one that only
-    /// scales y): an open sample closes first, so that it does not time it.
-    pub(super) fn untimed(&self, dev: &Device, stream: Stream) {
-        let Some(events) = self.events.get().filter(|_| self.active()) else {
+    /// scales y): an open sample on its stream closes first, so that it does not time it.
+    pub(super) fn untimed(&self, stream: Stream) {
+        if !self.active() {
             return;
-        };
+        }
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(run) = st.as_mut() {
-            run.close(dev, events, stream);
+            if run.open.is_some_and(|o| o.stream == stream) {
+                run.close();
+            }
         }
     }
 }
