@@ -92,8 +92,8 @@ pub(super) const SAMPLE_BYTES: usize = 128 << 20;
 /// The most products one sample spans. Each side runs [`WARM`] + [`SAMPLES`] x span products,
 /// and the side that loses costs its lead on each: at 8 (session 32, run A) the old form's 41
 /// products cost dense 2000² in f32 about 4% of its first 1,000 (HOLA 15.7 µs against TILE's
-/// 6.6), at 4 about 2%. Samples of 4 still read the trial's medians within 1-2 µs of the steady
-/// times where one-product samples were 1.3-2x them.
+/// 6.6), at 4 about 2%. Samples of 4 still read the trial's medians within 1-3 µs of the steady
+/// times where one-product samples were 1.3-2x them (run D).
 pub(super) const MAX_SPAN: usize = 4;
 
 /// Products one sample spans for a matrix of `nnz` entries of `val_bytes` each: enough that
@@ -320,7 +320,7 @@ impl Verdict {
         })
     }
 
-    /// The products the samples read spanned: "8", or "3-8" where some closed early.
+    /// The products the samples read spanned: "4", or "1-4" where some closed early.
     pub(super) fn spanned(&self) -> String {
         match self.fewest < self.span {
             true => format!("{}-{}", self.fewest, self.span),
