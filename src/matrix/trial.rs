@@ -151,8 +151,6 @@ pub(super) struct Verdict {
     span: usize,
     /// Products launched in the sample now open (0: none is).
     open: usize,
-    /// The fewest products a sample read so far spanned (one closed early: [`Verdict::close`]).
-    fewest: usize,
     /// The products of each sample read, per side.
     spans: [Vec<usize>; 2],
     /// Milliseconds a product, per sample read, per side.
@@ -188,7 +186,6 @@ impl Verdict {
             timed: [0; 2],
             span: span.max(1),
             open: 0,
-            fewest: span.max(1),
             spans: [Vec::new(), Vec::new()],
             new: Vec::new(),
             old: Vec::new(),
@@ -208,7 +205,6 @@ impl Verdict {
     /// A sample of `side` took `ms` over its `products`.
     pub(super) fn sample(&mut self, side: Side, ms: f64, products: usize) {
         let products = products.max(1);
-        self.fewest = self.fewest.min(products);
         self.spans[Self::index(side)].push(products);
         let ms = ms / products as f64;
         match side {
@@ -322,8 +318,9 @@ impl Verdict {
 
     /// The products the samples read spanned: "4", or "1-4" where some closed early.
     pub(super) fn spanned(&self) -> String {
-        match self.fewest < self.span {
-            true => format!("{}-{}", self.fewest, self.span),
+        let fewest = self.spans.iter().flatten().min().map_or(self.span, |&f| f);
+        match fewest < self.span {
+            true => format!("{fewest}-{}", self.span),
             false => self.span.to_string(),
         }
     }
@@ -387,7 +384,12 @@ impl Running {
     fn abort(&mut self) {
         if let Some(o) = self.open.take() {
             self.free.push(o.slot);
-            self.verdict.abort();
+            if self.verdict.is_open() {
+                self.verdict.abort();
+            } else {
+                // Its last product launched: the verdict has closed it already.
+                self.verdict.lost(o.side);
+            }
         }
     }
 
@@ -412,10 +414,7 @@ impl Running {
 #[derive(Debug)]
 pub(super) struct Timing {
     slot: usize,
-    side: Side,
     last: bool,
-    /// The products the sample spans.
-    products: usize,
 }
 
 /// A matrix's trial (one per analysis).
@@ -437,10 +436,11 @@ pub(super) struct Trial {
 }
 
 impl Trial {
-    /// A trial whose samples span `span` products each ([`span`]).
-    pub(super) fn new(span: usize) -> Self {
+    /// A trial for a matrix of `nnz` entries of `val_bytes` each: its samples span
+    /// [`span`] products.
+    pub(super) fn for_matrix(nnz: usize, val_bytes: usize) -> Self {
         Trial {
-            span: span.max(1),
+            span: span(nnz, val_bytes),
             events: OnceLock::new(),
             active: AtomicBool::new(false),
             begun: AtomicBool::new(false),
@@ -448,11 +448,6 @@ impl Trial {
             state: Mutex::new(None),
             note: Mutex::new(String::new()),
         }
-    }
-
-    /// A trial for a matrix of `nnz` entries of `val_bytes` each ([`span`]).
-    pub(super) fn for_matrix(nnz: usize, val_bytes: usize) -> Self {
-        Self::new(span(nnz, val_bytes))
     }
 
     /// Makes the trial's events (on the background build's worker, before its form is ready).
@@ -610,9 +605,7 @@ impl Trial {
         let slot = run.open?.slot;
         Some(Timing {
             slot,
-            side: mark.side,
             last: mark.last,
-            products: run.verdict.span,
         })
     }
 
@@ -628,21 +621,14 @@ impl Trial {
         let Some(run) = st.as_mut() else {
             return;
         };
-        if run.open.map(|o| o.slot) != Some(t.slot) {
+        let Some(o) = run.open.filter(|o| o.slot == t.slot) else {
             return;
-        }
+        };
         if !launched || events[t.slot].1.record(stream).is_err() {
-            // (A last product already closed the verdict's side of it.)
-            if t.last {
-                run.open = None;
-                run.free.push(t.slot);
-                run.verdict.lost(t.side);
-            } else {
-                run.abort();
-            }
+            run.abort();
         } else if t.last {
             run.open = None;
-            run.pending.push((t.slot, t.side, t.products));
+            run.pending.push((o.slot, o.side, run.verdict.span));
         }
     }
 
