@@ -205,8 +205,8 @@ fn rebase_columns<I: Copy + Into<i64> + Send + Sync>(
     let run = |s: &[I], d: &mut [i32]| -> Option<usize> {
         let mut bad = None;
         for (i, (&c, o)) in s.iter().zip(d.iter_mut()).enumerate() {
-            let c: i64 = c.into();
-            let r = c - base;
+            // Checked: a caller's int64 column near i64::MIN would overflow `c - base`.
+            let r = Into::<i64>::into(c).checked_sub(base).unwrap_or(-1);
             if r < 0 || r >= cols as i64 {
                 bad.get_or_insert(i);
             }

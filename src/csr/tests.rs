@@ -158,6 +158,35 @@ fn malformed_csr_is_rejected_with_a_sentence_naming_the_entry() {
     assert_eq!(e.status(), crate::types::Status::NotSupported);
 }
 
+/// Found by fuzzing the C API (CI, c_api target): a base-1 int64 column of `i64::MIN` overflowed
+/// the rebase `c - base` (a panic where overflow is checked, the fuzz and test builds). Every
+/// extreme column is now a plain out-of-range error at either base.
+#[test]
+fn extreme_int64_columns_are_out_of_range_errors_not_overflows() {
+    let v = [1.0; 2];
+    for (base, rp) in [(IndexBase::One, [1i64, 2, 3]), (IndexBase::Zero, [0i64, 1, 2])] {
+        for bad in [i64::MIN, i64::MIN + 1, i64::MAX, -1, 1 << 40] {
+            let ci = [base.offset(), bad];
+            let e = Csr::from_parts(CsrParts {
+                rows: 2,
+                cols: 3,
+                nnz: 2,
+                row_ptr: Indices::I64(&rp),
+                col_ind: Indices::I64(&ci),
+                values: &v,
+                base,
+            })
+            .unwrap_err();
+            assert_eq!(e.status(), crate::types::Status::InvalidMatrix);
+            assert!(
+                e.detail().starts_with(&format!("col_ind[1] = {bad} (row ")),
+                "{}",
+                e.detail()
+            );
+        }
+    }
+}
+
 /// The direct create's one read-only pass (`CsrParts::stats_as_is`): on arrays tessera's
 /// CSR takes as they are, the copying path's statistics to the bit (generated matrices of
 /// every shape the tests use: empty rows, one dense row, wide, tall, none at all, power-law,
