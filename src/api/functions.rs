@@ -452,7 +452,9 @@ unsafe fn spmv_typed<T: Scalar>(
     }
     let sz = std::mem::size_of::<T>();
     let (xa, ya) = (x as usize, y as usize);
-    if xl > 0 && !x.is_null() && !y.is_null() && xa < ya + yl * sz && ya < xa + xl * sz {
+    // Saturating: a caller's address near the top of the address space must not overflow.
+    let overlap = xa < ya.saturating_add(yl * sz) && ya < xa.saturating_add(xl * sz);
+    if xl > 0 && !x.is_null() && !y.is_null() && overlap {
         return Err(Error::InvalidValue(
             "x and y overlap; tessera_spmv needs separate input and output vectors".into(),
         ));

@@ -164,7 +164,10 @@ fn malformed_csr_is_rejected_with_a_sentence_naming_the_entry() {
 #[test]
 fn extreme_int64_columns_are_out_of_range_errors_not_overflows() {
     let v = [1.0; 2];
-    for (base, rp) in [(IndexBase::One, [1i64, 2, 3]), (IndexBase::Zero, [0i64, 1, 2])] {
+    for (base, rp) in [
+        (IndexBase::One, [1i64, 2, 3]),
+        (IndexBase::Zero, [0i64, 1, 2]),
+    ] {
         for bad in [i64::MIN, i64::MIN + 1, i64::MAX, -1, 1 << 40] {
             let ci = [base.offset(), bad];
             let e = Csr::from_parts(CsrParts {
