@@ -213,6 +213,52 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
     }
 }
 
+// brc_fill_<T>: the blocks of a BRC form (B1 = 32) filled on the device from tessera's CSR, from
+// the plan format.rs computes on the host out of the row offsets alone (`format::plan`: the
+// queue, the blocks and the destinations): block row q's piece is entries piece_start[q] ..
+// + piece_len[q] of the CSR (0 entries for the last block's dummies). Exactly format.rs's `fill`:
+// slot (r, j) of block b at ell_slots + block_info[b].x + j*32 + r holds the j-th entry of
+// block row r's piece; value_slot[e] names the slot of CSR entry e; a padding slot holds 0 and
+// the column of the nearest block row above with an entry in slot j, else the first such row
+// below (block_info[b].y = T_b is the longest piece, so some row has one).
+// One warp per block (lane = block row): each lane walks its own piece (loads strided across
+// the lanes, the lines reused as j advances), writes 32 consecutive slots per j (coalesced),
+// with a ballot and a shuffle for the padding.
+template <typename T>
+__device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
+                                         const uint2 *__restrict__ block_info,
+                                         const unsigned *__restrict__ piece_start,
+                                         const unsigned *__restrict__ piece_len,
+                                         const int *__restrict__ ci, const T *__restrict__ va,
+                                         int *__restrict__ col, T *__restrict__ val,
+                                         unsigned *__restrict__ slot) {
+    const int b = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int lane = (int)(threadIdx.x & 31);
+    if (b >= blocks) {
+        return;  // whole warps: blockDim.x is a multiple of 32
+    }
+    const uint2 info = block_info[b];
+    const unsigned q = (unsigned)b * 32u + (unsigned)lane;
+    const unsigned start = piece_start[q];
+    const unsigned len = piece_len[q];
+    const unsigned off = ell_slots + info.x;
+    const unsigned below = (1u << lane) - 1u;
+    for (unsigned j = 0; j < info.y; ++j) {
+        const bool has = j < len;
+        const int c = has ? ci[start + j] : 0;
+        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
+        const unsigned above = with & below;
+        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
+        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        const unsigned s = off + j * 32u + (unsigned)lane;
+        col[s] = has ? c : pad;
+        val[s] = has ? va[start + j] : T(0);
+        if (has) {
+            slot[start + j] = s;
+        }
+    }
+}
+
 #define BRC_ENTRY(T, S)                                                                        \
     extern "C" __global__ void brc_spmv_##S(                                                   \
         long long block_rows, int b1, int rep, const uint2 *__restrict__ block_info,           \
@@ -252,5 +298,13 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
         const T *__restrict__ va, int *__restrict__ col, T *__restrict__ val,                  \
         unsigned *__restrict__ slot) {                                                         \
         brc_ell_build<T>(rows, k, rp, ci, va, col, val, slot);                                 \
+    }                                                                                          \
+    extern "C" __global__ void brc_fill_##S(                                                   \
+        int blocks, unsigned ell_slots, const uint2 *__restrict__ block_info,                  \
+        const unsigned *__restrict__ piece_start, const unsigned *__restrict__ piece_len,      \
+        const int *__restrict__ ci, const T *__restrict__ va, int *__restrict__ col,           \
+        T *__restrict__ val, unsigned *__restrict__ slot) {                                    \
+        brc_fill<T>(blocks, ell_slots, block_info, piece_start, piece_len, ci, va, col, val,   \
+                    slot);                                                                     \
     }
 TESSERA_INSTANTIATE(BRC_ENTRY)

@@ -135,3 +135,101 @@ fn brc_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
         .unwrap();
     assert!(y1.iter().zip(&y2).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+/// BRC's device fill (`kernels/brc.cu`'s `brc_fill`, session 33) emulated lane by lane on the
+/// host from `format::plan`: one warp per block, lane r walking block row r's piece; at each
+/// slot j the ballot of the lanes with an entry, a padding lane taking the column of the
+/// highest such lane below it (the nearest block row above), else of the lowest one. It must
+/// give format.rs's columns, values and value map exactly; and on every matrix uneven enough
+/// for the device fill (`blocks_fit_the_device_fill`) the fixed rule takes no ELL part and
+/// B1 = 32, which the device fill requires. (The CUDA code itself runs only in
+/// tests/gpu_brc.rs, on a GPU.)
+#[test]
+fn the_device_fill_emulated_lane_by_lane_equals_the_host_fill() {
+    use tessera::methods::brc::{cuda::blocks_fit_the_device_fill, format, params};
+    for spec in [
+        "gen:powerlaw:14,8,2",
+        "gen:powerlaw:17,16,3",
+        "gen:circuit:20000,5,20,3000,4",
+        "gen:emptyrows:5000,6,4",
+        "gen:onerow:6000,6000,6000",
+        "gen:random:3000,2000,0.01,5",
+        "gen:dense:40,300",
+    ] {
+        let (_, a) = tessera::io::load(spec).unwrap();
+        let stats = a.stats();
+        let rule = params::fixed_rule(a.row_ptr(), &stats, 132);
+        if blocks_fit_the_device_fill(&stats) {
+            assert_eq!((rule.params.b1, rule.params.ell_width), (32, 0), "{spec}");
+        }
+        for variant in [format::Variant::Atomic, format::Variant::Deterministic] {
+            for b2 in [rule.params.b2 as usize, 1, 7, 64] {
+                let plan = format::plan(a.row_ptr(), a.cols(), 32, b2, 0, variant).unwrap();
+                let f = format::fill(plan.clone(), &a).unwrap();
+                assert_eq!(f, format::build(&a, 32, b2, 0, variant).unwrap(), "{spec}");
+                let (ci, va) = (a.col_ind(), a.values());
+                let mut col = vec![0i32; plan.slots];
+                let mut val = vec![0.0f64; plan.slots];
+                let mut slot = vec![0u32; a.nnz()];
+                for b in 0..plan.num_blocks() {
+                    let (off, t) = (plan.block_offset[b], plan.nnz_per_block[b]);
+                    let q = |lane: usize| b * 32 + lane;
+                    for j in 0..t {
+                        let has = |lane: usize| j < plan.piece_len[q(lane)];
+                        let c = |lane: usize| {
+                            if has(lane) {
+                                ci[(plan.piece_start[q(lane)] + j) as usize]
+                            } else {
+                                0
+                            }
+                        };
+                        let with: u32 = (0..32).filter(|&l| has(l)).map(|l| 1u32 << l).sum();
+                        for lane in 0..32usize {
+                            let above = with & ((1u32 << lane) - 1);
+                            let src = if above != 0 {
+                                31 - above.leading_zeros() as usize
+                            } else if with != 0 {
+                                with.trailing_zeros() as usize
+                            } else {
+                                0
+                            };
+                            let s = (off + j * 32 + lane as u32) as usize;
+                            if has(lane) {
+                                let e = (plan.piece_start[q(lane)] + j) as usize;
+                                col[s] = ci[e];
+                                val[s] = va[e];
+                                slot[e] = s as u32;
+                            } else {
+                                col[s] = c(src);
+                            }
+                        }
+                    }
+                }
+                let what = format!("{spec} B2 = {b2} {variant:?}");
+                assert!(
+                    col == f.col,
+                    "{what}: columns, first at {:?}",
+                    first_diff(&col, &f.col)
+                );
+                assert!(
+                    val == f.values,
+                    "{what}: values, first at {:?}",
+                    first_diff(&val, &f.values)
+                );
+                assert!(
+                    slot == f.value_slot,
+                    "{what}: value map, first at {:?}",
+                    first_diff(&slot, &f.value_slot)
+                );
+            }
+        }
+    }
+}
+
+/// The first index where `a` and `b` differ (or their lengths, when one is a prefix).
+fn first_diff<T: PartialEq>(a: &[T], b: &[T]) -> Result<usize, (usize, usize)> {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .ok_or((a.len(), b.len()))
+}

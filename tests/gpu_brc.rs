@@ -125,6 +125,22 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
         variant,
     )
     .unwrap();
+    let what = format!("{name} {p} deterministic={}", h.deterministic());
+    products_match(h, &m, &csr, &a, (&f, p), &what);
+    assert_eq!(m.deterministic(), h.deterministic());
+}
+
+/// `m`'s product on the device (y starting as NaN for beta = 0) and the host reference over the
+/// format `f` built with `p`, both against the f64 product, for two (alpha, beta).
+fn products_match<T: Scalar>(
+    h: &Handle,
+    m: &BrcGpu<T>,
+    csr: &GpuCsr<T>,
+    a: &Csr<T>,
+    (f, p): (&format::Brc<T>, Params),
+    what: &str,
+) {
+    let (dev, stream) = (h.cuda().unwrap(), h.cuda_stream());
     let x: Vec<T> = x_for(a.cols(), 3).into_iter().map(T::from_f64).collect();
     let a_seen = a.convert::<f64>();
     for (alpha, beta) in [(1.0, 0.0), (-2.0, 0.5)] {
@@ -137,7 +153,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
         let dx = DeviceVec::from_slice(dev, &x).unwrap();
         let dy = DeviceVec::from_slice(dev, &start).unwrap();
         m.spmv(
-            &csr,
+            csr,
             stream,
             T::from_f64(alpha),
             dx.addr(),
@@ -148,7 +164,7 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
         let y_gpu = dy.to_vec(stream).unwrap();
         let mut y_ref = start.clone();
         reference::spmv(
-            &f,
+            f,
             p.rep,
             p.block_size,
             T::from_f64(alpha),
@@ -156,7 +172,6 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
             T::from_f64(beta),
             &mut y_ref,
         );
-        let what = format!("{name} {p} deterministic={}", h.deterministic());
         assert_product(
             &format!("{what} (GPU)"),
             &a_seen,
@@ -178,7 +193,6 @@ fn gpu_vs_reference<T: Scalar>(h: &Handle, name: &str, a64: &Csr<f64>, p: Params
             &y_ref,
         );
     }
-    assert_eq!(m.deterministic(), h.deterministic());
 }
 
 #[test]
@@ -381,4 +395,90 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
             &y,
         );
     }
+}
+
+/// BRC's device fill of planned blocks (session 33; `TESSERA_BRC_DEVICE_BLOCKS=1` turns it on
+/// in analyze): for rows uneven enough for pure BRC, the plan from the row offsets alone and
+/// `brc_fill` give the same columns (padding included), values and value map as format.rs's
+/// host build with the fixed rule's B2, the same summary, and the f64 product, in both
+/// variants and both types.
+#[test]
+fn brc_gpu_fills_planned_blocks_on_the_device_equal_to_the_host_format() {
+    let Some(handles) = gpus() else { return };
+    for spec in [
+        "gen:powerlaw:14,8,2",
+        "gen:powerlaw:17,16,3",
+        "gen:circuit:20000,5,20,3000,4",
+        "gen:emptyrows:5000,6,4",
+        "gen:onerow:6000,6000,6000",
+        "gen:random:3000,2000,0.01,5",
+    ] {
+        let (_, a64) = tessera::io::load(spec).unwrap();
+        for h in &handles {
+            device_fill_matches::<f64>(h, spec, &a64);
+            device_fill_matches::<f32>(h, spec, &a64);
+        }
+    }
+}
+
+fn device_fill_matches<T: Scalar>(h: &Handle, spec: &str, a64: &Csr<f64>) {
+    let dev = h.cuda().unwrap();
+    let stream = h.cuda_stream();
+    let a = a64.convert::<T>();
+    let stats = a.stats();
+    assert!(
+        tessera::methods::brc::cuda::blocks_fit_the_device_fill(&stats),
+        "{spec}: sigma {} mean {}",
+        stats.std_dev,
+        stats.mean
+    );
+    let csr = upload(h, &a);
+    let req = Request {
+        host: None,
+        stats: &stats,
+        tuning: Tuning::None,
+        deterministic: h.deterministic(),
+    };
+    let m = BrcGpu::prepare_blocks_on_device(dev, stream, &csr, &req).unwrap();
+    let what = format!(
+        "{spec} {:?} deterministic={}",
+        T::VALUE_TYPE,
+        h.deterministic()
+    );
+    assert!(
+        m.describe().contains("filled on the device"),
+        "{what}: {}",
+        m.describe()
+    );
+    let p = m.params();
+    assert_eq!((p.b1, p.ell_width), (32, 0), "{what}");
+    let variant = if h.deterministic() {
+        Variant::Deterministic
+    } else {
+        Variant::Atomic
+    };
+    let f = format::build(&a, 32, p.b2 as usize, 0, variant).unwrap();
+    assert!(
+        m.describe().contains(&f.summary()),
+        "{what}: {} against {}",
+        m.describe(),
+        f.summary()
+    );
+    let (col, val, slot) = m.download(stream).unwrap();
+    let first_diff = |a: &[i32], b: &[i32]| a.iter().zip(b).position(|(x, y)| x != y);
+    assert!(
+        col == f.col,
+        "{what}: columns (padding included), first at {:?} of {} / {}",
+        first_diff(&col, &f.col),
+        col.len(),
+        f.col.len()
+    );
+    assert!(val == f.values, "{what}: values");
+    let slots_i32 = |v: &[u32]| v.iter().map(|&s| s as i32).collect::<Vec<_>>();
+    assert!(
+        slot == f.value_slot,
+        "{what}: value map, first at {:?}",
+        first_diff(&slots_i32(&slot), &slots_i32(&f.value_slot))
+    );
+    products_match(h, &m, &csr, &a, (&f, p), &what);
 }

@@ -1,6 +1,9 @@
 //! BRC on the GPU: the host builds the format (format.rs), this file uploads it, chooses the
 //! parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at analyze,
-//! the paper's bounded search of §5) and launches `kernels/brc.cu`.
+//! the paper's bounded search of §5) and launches `kernels/brc.cu`. With the fixed rule on a
+//! matrix kept on the device it builds the format there instead: the pure ELL form of even rows
+//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_BLOCKS=1` (not yet run on a GPU), the blocks
+//! of uneven rows from format.rs's plan of the row offsets (`brc_fill`).
 //!
 //! One product is two launches at most, all on the caller's stream, no allocation, no sync:
 //! - pure BRC, atomic: `brc_scale_rows` over the split and empty rows (skipped when there are
@@ -36,13 +39,14 @@ use std::sync::Arc;
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
 
-/// The four entry points.
+/// The entry points: the product's four and the device builds' two.
 struct Kernels {
     spmv: Function,
     scale_rows: Function,
     ell: Function,
     reduce: Function,
     ell_build: Function,
+    fill: Function,
 }
 
 fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
@@ -54,6 +58,7 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
         ell: m.function(&format!("brc_ell_{s}"))?,
         reduce: m.function(&format!("brc_reduce_{s}"))?,
         ell_build: m.function(&format!("brc_ell_build_{s}"))?,
+        fill: m.function(&format!("brc_fill_{s}"))?,
     })
 }
 
@@ -77,6 +82,37 @@ pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
         && stats.max <= DEVICE_ELL_MAX_WIDTH
         && stats.max as f64 <= DEVICE_ELL_MAX_PADDING * stats.mean
         && (stats.rows as u128 * stats.max as u128) <= u32::MAX as u128
+}
+
+/// True when BRC with TUNING_NONE, on a matrix kept on the device whose rows are not all about
+/// as long ([`builds_on_device`] false), plans its blocks on the host from the row offsets
+/// alone (`format::plan`: a download of `rows + 1` offsets instead of the whole CSR) and fills
+/// them on the device (`brc_fill`): rows uneven enough that the fixed rule takes no ELL part
+/// (sigma above 2/3 of the mean, `params::fixed_rule`), so every entry is in a block.
+///
+/// **Off unless `TESSERA_BRC_DEVICE_BLOCKS=1`**: written in session 33, which had no device
+/// time; its GPU test (`tests/gpu_brc.rs`, the device fill against format.rs's arrays) has not
+/// run yet. Read once per process.
+pub fn builds_blocks_on_device(stats: &crate::csr::RowStats) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("TESSERA_BRC_DEVICE_BLOCKS").is_ok_and(|v| v == "1"))
+        && blocks_fit_the_device_fill(stats)
+}
+
+/// The shape [`builds_blocks_on_device`] takes, whatever the environment: entries, and rows
+/// uneven enough that the fixed rule builds no ELL part.
+pub fn blocks_fit_the_device_fill(stats: &crate::csr::RowStats) -> bool {
+    stats.nnz > 0 && stats.std_dev > params::HYBRID_SIGMA_OVER_MU * stats.mean
+}
+
+/// (block_offset, nnz_per_block) per block, interleaved: `OnDevice::block_info`, which
+/// `brc_spmv` and `brc_fill` read as one `uint2` per block.
+fn block_info(plan: &format::Plan) -> Vec<[u32; 2]> {
+    plan.nnz_per_block
+        .iter()
+        .zip(&plan.block_offset)
+        .map(|(&t, &off)| [off, t])
+        .collect()
 }
 
 /// One format in device memory.
@@ -116,39 +152,56 @@ impl OnDevice {
         f: &Brc<T>,
         key: (u32, u32, u32),
     ) -> Result<Self> {
-        let info: Vec<[u32; 2]> = f
-            .nnz_per_block
-            .iter()
-            .enumerate()
-            .map(|(b, &t)| [f.block_offset[b], t])
-            .collect();
+        let arrays = [
+            DeviceBuffer::from_slice(dev, stream, &f.values, "BRC values")?,
+            DeviceBuffer::from_slice(dev, stream, &f.col, "BRC column indices")?,
+            DeviceBuffer::from_slice(dev, stream, &f.value_slot, "BRC value map")?,
+        ];
+        Self::with_plan::<T>(dev, stream, &f.plan, key, arrays)
+    }
+
+    /// The format of `plan` over `values`, `col` and `value_slot` (filled, or being filled on
+    /// `stream`), with the plan's metadata uploaded.
+    fn with_plan<T: Scalar>(
+        dev: &Arc<Device>,
+        stream: Stream,
+        plan: &format::Plan,
+        key: (u32, u32, u32),
+        [values, col, value_slot]: [DeviceBuffer; 3],
+    ) -> Result<Self> {
         let up = |v: &[u32], what: &str| DeviceBuffer::from_slice(dev, stream, v, what);
+        let deterministic = plan.variant == Variant::Deterministic;
         Ok(OnDevice {
             key,
-            rows: f.rows,
-            ell_width: f.ell_width,
-            ell_slots: f.ell_slots(),
-            b1: f.b1,
-            block_rows: f.block_rows(),
-            n_scale: f.scale_rows.len(),
-            n_fix: f.fix_rows.len(),
-            accumulate: f.accumulates(),
-            deterministic: f.variant == Variant::Deterministic,
-            values: DeviceBuffer::from_slice(dev, stream, &f.values, "BRC values")?,
-            col: DeviceBuffer::from_slice(dev, stream, &f.col, "BRC column indices")?,
-            block_info: DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?,
-            dest: up(&f.dest, "BRC block-row destinations")?,
-            scale_rows: up(&f.scale_rows, "BRC rows to scale")?,
-            fix_rows: up(&f.fix_rows, "BRC rows to reduce")?,
-            fix_ptr: up(&f.fix_ptr, "BRC partial ranges")?,
+            rows: plan.rows,
+            ell_width: plan.ell_width,
+            ell_slots: plan.ell_slots(),
+            b1: plan.b1,
+            block_rows: plan.block_rows(),
+            n_scale: plan.scale_rows.len(),
+            n_fix: plan.fix_rows.len(),
+            accumulate: plan.accumulates(),
+            deterministic,
+            values,
+            col,
+            block_info: DeviceBuffer::from_slice(
+                dev,
+                stream,
+                &block_info(plan),
+                "BRC block offsets/widths",
+            )?,
+            dest: up(&plan.dest, "BRC block-row destinations")?,
+            scale_rows: up(&plan.scale_rows, "BRC rows to scale")?,
+            fix_rows: up(&plan.fix_rows, "BRC rows to reduce")?,
+            fix_ptr: up(&plan.fix_ptr, "BRC partial ranges")?,
             partial: DeviceBuffer::alloc(
                 dev,
-                f.partial_len() * std::mem::size_of::<T>(),
+                plan.partial_len() * std::mem::size_of::<T>(),
                 "BRC partial sums",
             )?,
-            value_slot: up(&f.value_slot, "BRC value map")?,
-            summary: f.summary(),
-            partial_ring: if f.variant == Variant::Deterministic {
+            value_slot,
+            summary: plan.summary(),
+            partial_ring: if deterministic {
                 Some(SlotRing::new(dev, 1)?)
             } else {
                 None
@@ -418,6 +471,13 @@ impl<T: Scalar> BrcGpu<T> {
         {
             return Self::ell_on_device(kernels, dev, stream, csr, req);
         }
+        if req.tuning == Tuning::None
+            && req.host.is_none()
+            && !csr.index64()
+            && builds_blocks_on_device(req.stats)
+        {
+            return Self::blocks_on_device(kernels, dev, stream, csr, req);
+        }
         let sm = dev.sm_count();
         let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, sm);
         let (params, on, how) = match req.tuning {
@@ -544,6 +604,107 @@ impl<T: Scalar> BrcGpu<T> {
             dev: dev.clone(),
             _t: PhantomData,
         })
+    }
+
+    /// The fixed rule's pure BRC form (no ELL part: [`blocks_fit_the_device_fill`]) of the
+    /// device CSR `csr`: the row offsets downloaded (`rows + 1` of them, waited for), the plan
+    /// made from them on the host (`format::plan`), the plan's metadata uploaded and the blocks
+    /// filled on `stream` by `brc_fill` (one warp per block): the same arrays format.rs
+    /// builds. An ELL part (which a matrix this uneven never gets) is refused as INTERNAL.
+    fn blocks_on_device(
+        kernels: Kernels,
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        let st = req.stats;
+        let (rp_dev, ci, va) = csr.arrays();
+        let mut rp = crate::csr::try_vec_filled(st.rows + 1, 0i32, "BRC's row offsets")?;
+        crate::backend::cuda::copy_to_host(dev, stream, rp_dev, &mut rp)?;
+        let sm = dev.sm_count();
+        let rule = params::fixed_rule(&rp, st, sm);
+        let p = rule.params;
+        if p.ell_width != 0 || p.b1 != params::WARP {
+            return Err(Error::Internal(format!(
+                "BRC's device fill takes pure BRC with B1 = 32, the fixed rule gave {p}"
+            )));
+        }
+        let plan = format::plan(
+            &rp,
+            st.cols,
+            p.b1 as usize,
+            p.b2 as usize,
+            0,
+            variant_for(req.deterministic),
+        )?;
+        drop(rp);
+        let sz = std::mem::size_of::<T>();
+        let arrays = DeviceBuffer::alloc_parts(
+            dev,
+            [plan.slots * sz, plan.slots * 4, st.nnz * 4],
+            "BRC's blocks (values, columns, value map)",
+        )?;
+        let blocks = plan.num_blocks();
+        if blocks > 0 {
+            let starts =
+                DeviceBuffer::from_slice(dev, stream, &plan.piece_start, "BRC piece starts")?;
+            let lens = DeviceBuffer::from_slice(dev, stream, &plan.piece_len, "BRC piece lengths")?;
+            let info = block_info(&plan);
+            let info = DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?;
+            let args = KernelArgs::new()
+                .push(blocks as i32)
+                .push(0u32)
+                .push(info.addr())
+                .push(starts.addr())
+                .push(lens.addr())
+                .push(ci)
+                .push(va)
+                .push(arrays[1].addr())
+                .push(arrays[0].addr())
+                .push(arrays[2].addr());
+            // SAFETY: brc_fill_<T>(int blocks, unsigned ell_slots, const uint2* block_info,
+            // const unsigned* piece_start, const unsigned* piece_len, const int* ci, const T*
+            // va, int* col, T* val, unsigned* slot): block_info has `blocks` entries whose slots
+            // (offset + T * 32) lie within plan.slots (format::plan checked the total fits in
+            // 32 bits), piece_start/piece_len 32 per block naming entries < nnz of the int32
+            // CSR ci/va, slot nnz entries; whole warps (128 threads a block), one per BRC block.
+            // The temporaries are freed after the launch is queued: in the stream's order
+            // under allocating_on (AUTO's background build), after a wait for the device
+            // otherwise (DeviceBuffer's drop).
+            unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
+        }
+        let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
+        let how = format!(
+            "blocks planned from the row offsets and filled on the device; {}; {sm} SMs",
+            rule.why
+        );
+        Ok(BrcGpu {
+            kernels,
+            text: format!("{p} {}; {how}", on.summary),
+            on,
+            params: p,
+            dev: dev.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// [`BrcGpu::prepare`]'s device fill of the blocks whatever `TESSERA_BRC_DEVICE_BLOCKS`
+    /// says (tests: it against format.rs's arrays), for a matrix
+    /// [`blocks_fit_the_device_fill`] takes.
+    #[doc(hidden)]
+    pub fn prepare_blocks_on_device(
+        dev: &Arc<Device>,
+        stream: Stream,
+        csr: &GpuCsr<T>,
+        req: &Request<'_, T>,
+    ) -> Result<Self> {
+        if !blocks_fit_the_device_fill(req.stats) || csr.index64() {
+            return Err(Error::InvalidValue(
+                "BRC's device fill takes an int32 CSR with entries and rows uneven enough for pure BRC".into(),
+            ));
+        }
+        Self::blocks_on_device(load::<T>(dev)?, dev, stream, csr, req)
     }
 
     /// The format's columns, values and value map as they are on the device (waits for

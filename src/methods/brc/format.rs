@@ -1,7 +1,9 @@
 //! CSR -> BRC on the host (Ashari et al., ICS'14, §3.1-3.2, Algorithm 1), with the optional ELL
 //! part of the ELL+BRC hybrid (§5, §8), the per-block-row destinations the kernel writes
 //! through, the lists of rows that need a second kernel (split and empty rows), and the value
-//! map.
+//! map. [`build`] is [`plan`], which reads the row offsets alone (steps 1-3, the destinations and
+//! the row lists), then [`fill`], which places the columns and values (step 4) and writes the
+//! value map; the device fill (`brc_fill`, cuda.rs) completes the same plan.
 //!
 //! Algorithm 1 as built here:
 //! 1. The non-empty rows (of the BRC part: the rows longer than the ELL width k, with their
@@ -56,68 +58,30 @@ pub enum Variant {
     Deterministic,
 }
 
-/// A matrix in BRC (optionally ELL+BRC) form, with everything the kernels read.
+/// A matrix in BRC (optionally ELL+BRC) form, with everything the kernels read: its [`Plan`]
+/// (reached through `Deref`: `f.dest`, `f.num_blocks()`) and the arrays [`fill`] writes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Brc<T> {
-    /// Rows of the matrix.
-    pub rows: usize,
-    /// Columns of the matrix.
-    pub cols: usize,
-    /// Non-zeros of the matrix.
-    pub nnz: usize,
-    /// B1: rows per block.
-    pub b1: usize,
-    /// B2: the most entries of one row per block.
-    pub b2: usize,
-    /// The ELL width k (0: pure BRC). Never above the longest row.
-    pub ell_width: usize,
-    /// The variant the destinations and row lists were built for.
-    pub variant: Variant,
+    /// The layout: blocks, destinations, row lists (its piece ranges emptied by [`fill`]: only
+    /// the device fill reads them).
+    pub plan: Plan,
     /// Values: `rows * ell_width` ELL slots, then the BRC blocks. Padding is zero.
     pub values: Vec<T>,
     /// Column index of each slot (padding: a column another lane loads anyway).
     pub col: Vec<i32>,
-    /// Original row of each block row (`num_blocks * b1` entries), [`DUMMY`] for filler rows.
-    pub row_perm: Vec<u32>,
-    /// T of each block (the paper's "non-zeros per block").
-    pub nnz_per_block: Vec<u32>,
-    /// Start of each block in the BRC part (relative to `ell_slots()`), plus the end.
-    pub block_offset: Vec<u32>,
-    /// What the kernel does with each block row's sum: [`DUMMY`], a row, or [`SPLIT`] | index.
-    pub dest: Vec<u32>,
-    /// Atomic variant, pure BRC: rows whose y must become beta*y before the BRC kernel (split
-    /// rows, which receive atomics, and empty rows, which appear in no block), ascending.
-    pub scale_rows: Vec<u32>,
-    /// Deterministic variant: the rows the reduction kernel finishes, ascending (pure BRC:
-    /// split and empty rows; hybrid: every row with a BRC part).
-    pub fix_rows: Vec<u32>,
-    /// Deterministic variant: row `fix_rows[i]`'s partials are `partial[fix_ptr[i]..fix_ptr[i+1]]`,
-    /// in the order of their block rows.
-    pub fix_ptr: Vec<u32>,
     /// Where each CSR non-zero lives in `values`.
     pub value_slot: Vec<u32>,
-    /// Rows that the BRC part holds in more than one block row.
-    pub split_rows: usize,
-    /// Rows without entries.
-    pub empty_rows: usize,
+}
+
+impl<T> std::ops::Deref for Brc<T> {
+    type Target = Plan;
+
+    fn deref(&self) -> &Plan {
+        &self.plan
+    }
 }
 
 impl<T: Scalar> Brc<T> {
-    /// Slots of the ELL part (`rows * ell_width`).
-    pub fn ell_slots(&self) -> usize {
-        self.rows * self.ell_width
-    }
-
-    /// Blocks of the BRC part.
-    pub fn num_blocks(&self) -> usize {
-        self.nnz_per_block.len()
-    }
-
-    /// Block rows of the BRC part (`num_blocks * b1`): the BRC kernel's work items.
-    pub fn block_rows(&self) -> usize {
-        self.row_perm.len()
-    }
-
     /// Slots stored (ELL + BRC, padding and dummy rows included).
     pub fn stored_slots(&self) -> usize {
         self.values.len()
@@ -130,16 +94,6 @@ impl<T: Scalar> Brc<T> {
         } else {
             self.stored_slots() as f64 / self.nnz as f64
         }
-    }
-
-    /// Entries of the deterministic variant's partial-sum buffer.
-    pub fn partial_len(&self) -> usize {
-        self.fix_ptr.last().copied().unwrap_or(0) as usize
-    }
-
-    /// True when the ELL part writes every row first, so the BRC part only adds to y.
-    pub fn accumulates(&self) -> bool {
-        self.ell_width > 0
     }
 
     /// Bytes of every array the method keeps (the host's extra bytes; the device holds the same
@@ -156,25 +110,6 @@ impl<T: Scalar> Brc<T> {
                 + self.fix_ptr.len()
                 + self.value_slot.len())
             + self.partial_len() * std::mem::size_of::<T>()
-    }
-
-    /// The shape of the format for `describe()`: blocks, split rows, the variant, and the
-    /// padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints).
-    pub fn summary(&self) -> String {
-        format!(
-            "padding={:.3} (stored slots {} / nnz {}; ELL {}), blocks={}, split_rows={}, empty_rows={}, {}",
-            self.padding(),
-            self.stored_slots(),
-            self.nnz,
-            self.ell_slots(),
-            self.num_blocks(),
-            self.split_rows,
-            self.empty_rows,
-            match self.variant {
-                Variant::Atomic => "atomic (float atomicAdd for split rows: not bitwise reproducible)",
-                Variant::Deterministic => "deterministic (split rows' partials reduced in a fixed order)",
-            }
-        )
     }
 
     /// The CSR's values changed (same pattern): rewrite ours through the value map.
@@ -196,9 +131,107 @@ fn too_large(what: &str, n: u128) -> Error {
     ))
 }
 
+/// The part of the BRC form that depends on the row lengths alone (Algorithm 1's queue, the
+/// blocks, the destinations and the row lists): what [`fill`] on the host, or `brc_fill` on the
+/// device (`cuda.rs`), completes with the columns, the values and the value map.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Rows of the matrix.
+    pub rows: usize,
+    /// Columns of the matrix.
+    pub cols: usize,
+    /// Non-zeros of the matrix.
+    pub nnz: usize,
+    /// B1: rows per block.
+    pub b1: usize,
+    /// B2: the most entries of one row per block.
+    pub b2: usize,
+    /// The ELL width k (0: pure BRC). Never above the longest row.
+    pub ell_width: usize,
+    /// The variant the destinations and row lists were built for.
+    pub variant: Variant,
+    /// Slots stored, ELL part and blocks (padding and dummy rows included).
+    pub slots: usize,
+    /// The CSR entry each block row's piece starts at (`block_rows()` entries; 0 for dummies).
+    pub piece_start: Vec<u32>,
+    /// The entries of each block row's piece (0 for dummies).
+    pub piece_len: Vec<u32>,
+    /// Original row of each block row (`num_blocks * b1` entries), [`DUMMY`] for filler rows.
+    pub row_perm: Vec<u32>,
+    /// T of each block (the paper's "non-zeros per block").
+    pub nnz_per_block: Vec<u32>,
+    /// Start of each block in the BRC part (relative to `ell_slots()`), plus the end.
+    pub block_offset: Vec<u32>,
+    /// What the kernel does with each block row's sum: [`DUMMY`], a row, or [`SPLIT`] | index.
+    pub dest: Vec<u32>,
+    /// Atomic variant, pure BRC: rows whose y must become beta*y before the BRC kernel (split
+    /// rows, which receive atomics, and empty rows, which appear in no block), ascending.
+    pub scale_rows: Vec<u32>,
+    /// Deterministic variant: the rows the reduction kernel finishes, ascending (pure BRC:
+    /// split and empty rows; hybrid: every row with a BRC part).
+    pub fix_rows: Vec<u32>,
+    /// Deterministic variant: row `fix_rows[i]`'s partials are `partial[fix_ptr[i]..fix_ptr[i+1]]`,
+    /// in the order of their block rows.
+    pub fix_ptr: Vec<u32>,
+    /// Rows that the BRC part holds in more than one block row.
+    pub split_rows: usize,
+    /// Rows without entries.
+    pub empty_rows: usize,
+}
+
+impl Plan {
+    /// Slots of the ELL part (`rows * ell_width`).
+    pub fn ell_slots(&self) -> usize {
+        self.rows * self.ell_width
+    }
+
+    /// Blocks of the BRC part.
+    pub fn num_blocks(&self) -> usize {
+        self.nnz_per_block.len()
+    }
+
+    /// Block rows of the BRC part (`num_blocks * b1`): the BRC kernel's work items.
+    pub fn block_rows(&self) -> usize {
+        self.row_perm.len()
+    }
+
+    /// Entries of the deterministic variant's partial-sum buffer.
+    pub fn partial_len(&self) -> usize {
+        self.fix_ptr.last().copied().unwrap_or(0) as usize
+    }
+
+    /// True when the ELL part writes every row first, so the BRC part only adds to y.
+    pub fn accumulates(&self) -> bool {
+        self.ell_width > 0
+    }
+
+    /// The shape of the format for `describe()`: blocks, split rows, the variant, and the
+    /// padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints).
+    pub fn summary(&self) -> String {
+        let padding = if self.nnz == 0 {
+            1.0
+        } else {
+            self.slots as f64 / self.nnz as f64
+        };
+        format!(
+            "padding={padding:.3} (stored slots {} / nnz {}; ELL {}), blocks={}, split_rows={}, empty_rows={}, {}",
+            self.slots,
+            self.nnz,
+            self.ell_slots(),
+            self.num_blocks(),
+            self.split_rows,
+            self.empty_rows,
+            match self.variant {
+                Variant::Atomic => "atomic (float atomicAdd for split rows: not bitwise reproducible)",
+                Variant::Deterministic => "deterministic (split rows' partials reduced in a fixed order)",
+            }
+        )
+    }
+}
+
 /// Builds the BRC form of `a` with blocks of `b1` rows and at most `b2` entries of a row per
 /// block, with each row's first `ell_width` entries in an ELL part (0: pure BRC; a width
-/// above the longest row is lowered to it), for `variant`.
+/// above the longest row is lowered to it), for `variant`: [`plan`], then [`fill`].
 ///
 /// Errors: `b1` or `b2` of 0 is `InvalidValue`; more than 2^32 - 1 stored slots is
 /// `NotSupported` (the value map is 32-bit); an allocation failure is `AllocFailed`.
@@ -209,13 +242,28 @@ pub fn build<T: Scalar>(
     ell_width: usize,
     variant: Variant,
 ) -> Result<Brc<T>> {
+    let plan = plan(a.row_ptr(), a.cols(), b1, b2, ell_width, variant)?;
+    fill(plan, a)
+}
+
+/// The [`Plan`] of the BRC form of a CSR with row offsets `rp` (base 0, sound) and `cols`
+/// columns: steps 1-3 of Algorithm 1 (module comment), the destinations and the row lists.
+/// The arguments and errors are [`build`]'s.
+pub fn plan(
+    rp: &[i32],
+    cols: usize,
+    b1: usize,
+    b2: usize,
+    ell_width: usize,
+    variant: Variant,
+) -> Result<Plan> {
     if b1 == 0 || b2 == 0 {
         return Err(Error::InvalidValue(format!(
             "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
         )));
     }
-    let (rows, cols, nnz) = (a.rows(), a.cols(), a.nnz());
-    let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
+    let rows = rp.len().saturating_sub(1);
+    let nnz = rp.last().map_or(0, |&n| n as usize);
     let len = |r: usize| (rp[r + 1] - rp[r]) as usize;
     let max_len = (0..rows).map(len).max().unwrap_or(0);
     let k = ell_width.min(max_len);
@@ -296,94 +344,28 @@ pub fn build<T: Scalar>(
         }
     }
     block_offset[num_blocks] = (total - ell_slots as u128) as u32;
-    let total = total as usize;
     let block_rows = num_blocks * b1;
     if block_rows as u128 >= SPLIT as u128 {
         return Err(too_large("the block rows", block_rows as u128));
     }
 
-    let mut values = try_vec_filled(total, T::ZERO, "BRC values")?;
-    let mut col = try_vec_filled(total, 0i32, "BRC column indices")?;
-    let mut value_slot = try_vec_filled(nnz, 0u32, "BRC value map")?;
-
-    // The ELL part: column j of row i at j*rows + i, real entries row by row (sequential
-    // reads, k sequential write streams), then the padding of each aligned group of 32 rows
-    // that has any: the column of the nearest row above (else below) in the group with a real
-    // entry in column j, else column 0 (then the whole group reads one x entry).
-    if k > 0 {
-        for (i, w) in rp.windows(2).enumerate() {
-            cancel::check_every(i)?;
-            let (e0, l) = (w[0] as usize, ((w[1] - w[0]) as usize).min(k));
-            for j in 0..l {
-                let s = j * rows + i;
-                values[s] = va[e0 + j];
-                col[s] = ci[e0 + j];
-                value_slot[e0 + j] = s as u32;
-            }
-        }
-        for g in (0..rows).step_by(ELL_GROUP) {
-            let end = (g + ELL_GROUP).min(rows);
-            let shortest = (g..end).map(len).min().unwrap_or(0);
-            for j in shortest..k {
-                let base = j * rows;
-                let first = (g..end).find(|&i| len(i) > j).map_or(0, |i| col[base + i]);
-                let mut last = first;
-                for i in g..end {
-                    if len(i) > j {
-                        last = col[base + i];
-                    } else {
-                        col[base + i] = last;
-                    }
-                }
-            }
-        }
-    }
-
-    // 4. The blocks, column-major: real entries piece by piece (sequential reads of the CSR,
-    // writes within the block's few KB), then the padding of the slots that have any (slot j
-    // needs it only when some block row's piece is shorter than j+1, or the block has dummies).
+    // Each block row's piece, its row and what the kernel does with its sum.
     let hybrid = k > 0;
     let mut row_perm = try_vec_filled(block_rows, DUMMY, "BRC row_perm")?;
     let mut dest = try_vec_filled(block_rows, DUMMY, "BRC destinations")?;
-    let mut plen = vec![0usize; b1];
-    for (b, chunk) in queue.chunks(b1).enumerate() {
-        cancel::check_every(b * b1)?;
-        let t = nnz_per_block[b] as usize;
-        let off = ell_slots + block_offset[b] as usize;
-        let mut shortest = if chunk.len() < b1 { 0 } else { t };
-        for (r, p) in chunk.iter().enumerate() {
-            let (row, e0) = (p.row as usize, p.start as usize);
-            let end = rp[row + 1] as usize;
-            let l = (end - e0).min(b2);
-            plen[r] = l;
-            shortest = shortest.min(l);
-            row_perm[b * b1 + r] = p.row;
-            // Split: the row has more than B2 entries in the BRC part (rem > B2 <=> several
-            // pieces), or the ELL part wrote y first (hybrid).
-            let split = hybrid || end - rp[row] as usize - k > b2;
-            dest[b * b1 + r] = if split { p.row | SPLIT } else { p.row };
-            for (j, e) in (e0..e0 + l).enumerate() {
-                let s = off + j * b1 + r;
-                values[s] = va[e];
-                col[s] = ci[e];
-                value_slot[e] = s as u32;
-            }
-        }
-        for j in shortest..t {
-            let base = off + j * b1;
-            let first = (0..chunk.len())
-                .find(|&r| plen[r] > j)
-                .map(|r| col[base + r])
-                .expect("T is the longest piece of the block");
-            let mut last = first;
-            for r in 0..b1 {
-                if r < chunk.len() && plen[r] > j {
-                    last = col[base + r];
-                } else {
-                    col[base + r] = last;
-                }
-            }
-        }
+    let mut piece_start = try_vec_filled(block_rows, 0u32, "BRC piece starts")?;
+    let mut plen = try_vec_filled(block_rows, 0u32, "BRC piece lengths")?;
+    for (q, p) in queue.iter().enumerate() {
+        cancel::check_every(q)?;
+        let row = p.row as usize;
+        let end = rp[row + 1] as usize;
+        row_perm[q] = p.row;
+        piece_start[q] = p.start;
+        plen[q] = piece_len(p) as u32;
+        // Split: the row has more than B2 entries in the BRC part (rem > B2 <=> several
+        // pieces), or the ELL part wrote y first (hybrid).
+        let split = hybrid || end - rp[row] as usize - k > b2;
+        dest[q] = if split { p.row | SPLIT } else { p.row };
     }
     drop(queue);
 
@@ -443,7 +425,7 @@ pub fn build<T: Scalar>(
         }
     }
 
-    Ok(Brc {
+    Ok(Plan {
         rows,
         cols,
         nnz,
@@ -451,8 +433,9 @@ pub fn build<T: Scalar>(
         b2,
         ell_width: k,
         variant,
-        values,
-        col,
+        slots: total as usize,
+        piece_start,
+        piece_len: plen,
         row_perm,
         nnz_per_block,
         block_offset,
@@ -460,9 +443,100 @@ pub fn build<T: Scalar>(
         scale_rows,
         fix_rows,
         fix_ptr,
-        value_slot,
         split_rows,
         empty_rows,
+    })
+}
+
+/// Completes `plan` (of `a`'s row offsets) with `a`'s columns and values: the ELL part, the
+/// blocks (step 4 of the module comment: padding included) and the value map.
+pub fn fill<T: Scalar>(plan: Plan, a: &Csr<T>) -> Result<Brc<T>> {
+    let (rows, nnz, k, b1) = (plan.rows, plan.nnz, plan.ell_width, plan.b1);
+    let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
+    let len = |r: usize| (rp[r + 1] - rp[r]) as usize;
+    let ell_slots = plan.ell_slots();
+    let mut values = try_vec_filled(plan.slots, T::ZERO, "BRC values")?;
+    let mut col = try_vec_filled(plan.slots, 0i32, "BRC column indices")?;
+    let mut value_slot = try_vec_filled(nnz, 0u32, "BRC value map")?;
+
+    // The ELL part: column j of row i at j*rows + i, real entries row by row (sequential
+    // reads, k sequential write streams), then the padding of each aligned group of 32 rows
+    // that has any: the column of the nearest row above (else below) in the group with a real
+    // entry in column j, else column 0 (then the whole group reads one x entry).
+    if k > 0 {
+        for (i, w) in rp.windows(2).enumerate() {
+            cancel::check_every(i)?;
+            let (e0, l) = (w[0] as usize, ((w[1] - w[0]) as usize).min(k));
+            for j in 0..l {
+                let s = j * rows + i;
+                values[s] = va[e0 + j];
+                col[s] = ci[e0 + j];
+                value_slot[e0 + j] = s as u32;
+            }
+        }
+        for g in (0..rows).step_by(ELL_GROUP) {
+            let end = (g + ELL_GROUP).min(rows);
+            let shortest = (g..end).map(len).min().unwrap_or(0);
+            for j in shortest..k {
+                let base = j * rows;
+                let first = (g..end).find(|&i| len(i) > j).map_or(0, |i| col[base + i]);
+                let mut last = first;
+                for i in g..end {
+                    if len(i) > j {
+                        last = col[base + i];
+                    } else {
+                        col[base + i] = last;
+                    }
+                }
+            }
+        }
+    }
+
+    // 4. The blocks, column-major: real entries piece by piece (sequential reads of the CSR,
+    // writes within the block's few KB), then the padding of the slots that have any (slot j
+    // needs it only when some block row's piece is shorter than j+1, or the block has dummies,
+    // whose pieces are empty).
+    for b in 0..plan.num_blocks() {
+        cancel::check_every(b * b1)?;
+        let t = plan.nnz_per_block[b] as usize;
+        let off = ell_slots + plan.block_offset[b] as usize;
+        let pieces = b * b1..(b + 1) * b1;
+        let plen = &plan.piece_len[pieces.clone()];
+        for (r, (&e0, &l)) in plan.piece_start[pieces].iter().zip(plen).enumerate() {
+            let e0 = e0 as usize;
+            for (j, e) in (e0..e0 + l as usize).enumerate() {
+                let s = off + j * b1 + r;
+                values[s] = va[e];
+                col[s] = ci[e];
+                value_slot[e] = s as u32;
+            }
+        }
+        let shortest = plen.iter().min().map_or(0, |&l| l as usize);
+        for j in shortest..t {
+            let base = off + j * b1;
+            let first = (0..b1)
+                .find(|&r| plen[r] as usize > j)
+                .map(|r| col[base + r])
+                .expect("T is the longest piece of the block");
+            let mut last = first;
+            for (r, &l) in plen.iter().enumerate() {
+                if l as usize > j {
+                    last = col[base + r];
+                } else {
+                    col[base + r] = last;
+                }
+            }
+        }
+    }
+
+    let mut plan = plan;
+    plan.piece_start = Vec::new();
+    plan.piece_len = Vec::new();
+    Ok(Brc {
+        plan,
+        values,
+        col,
+        value_slot,
     })
 }
 
