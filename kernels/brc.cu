@@ -259,6 +259,48 @@ __device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
     }
 }
 
+// brc_ell_fill_<T>: the ELL part of a hybrid of any width k (rows longer than k keep the rest
+// for the blocks, which brc_fill fills), filled on the device from tessera's CSR exactly as
+// format.rs's `fill` does: slot (row i, j) at j*rows + i holds row i's j-th entry for j <
+// min(len, k); value_slot names it; a padding slot holds 0 and the column of the nearest row
+// above in its aligned group of 32 rows with an entry in column j, else the first such row
+// below, else column 0. One warp per group (lane = row), each lane walking its own row (loads
+// strided across the lanes), 32 consecutive slots written per j. brc_ell_build stages a group
+// in shared memory instead, for the pure ELL form of even rows (k = the longest row, <= 96).
+template <typename T>
+__device__ __forceinline__ void brc_ell_fill(int rows, int k, const int *__restrict__ rp,
+                                             const int *__restrict__ ci,
+                                             const T *__restrict__ va, int *__restrict__ col,
+                                             T *__restrict__ val, unsigned *__restrict__ slot) {
+    const long long g = (long long)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int lane = (int)(threadIdx.x & 31);
+    const long long i = g * 32 + lane;
+    if (g * 32 >= rows) {
+        return;  // whole warps: blockDim.x is a multiple of 32
+    }
+    const bool row = i < rows;
+    const int start = row ? rp[i] : 0;
+    const int whole = row ? rp[i + 1] - start : 0;
+    const int len = whole < k ? whole : k;
+    const unsigned below = (1u << lane) - 1u;
+    for (int j = 0; j < k; ++j) {
+        const bool has = j < len;
+        const int c = has ? ci[start + j] : 0;
+        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
+        const unsigned above = with & below;
+        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
+        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        if (row) {
+            const unsigned s = (unsigned)j * (unsigned)rows + (unsigned)i;
+            col[s] = has ? c : pad;
+            val[s] = has ? va[start + j] : T(0);
+            if (has) {
+                slot[start + j] = s;
+            }
+        }
+    }
+}
+
 #define BRC_ENTRY(T, S)                                                                        \
     extern "C" __global__ void brc_spmv_##S(                                                   \
         long long block_rows, int b1, int rep, const uint2 *__restrict__ block_info,           \
@@ -306,5 +348,11 @@ __device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
         T *__restrict__ val, unsigned *__restrict__ slot) {                                    \
         brc_fill<T>(blocks, ell_slots, block_info, piece_start, piece_len, ci, va, col, val,   \
                     slot);                                                                     \
+    }                                                                                          \
+    extern "C" __global__ void brc_ell_fill_##S(                                               \
+        int rows, int k, const int *__restrict__ rp, const int *__restrict__ ci,               \
+        const T *__restrict__ va, int *__restrict__ col, T *__restrict__ val,                  \
+        unsigned *__restrict__ slot) {                                                         \
+        brc_ell_fill<T>(rows, k, rp, ci, va, col, val, slot);                                  \
     }
 TESSERA_INSTANTIATE(BRC_ENTRY)

@@ -136,76 +136,48 @@ fn brc_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
     assert!(y1.iter().zip(&y2).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
-/// BRC's device fill (`kernels/brc.cu`'s `brc_fill`, session 33) emulated lane by lane on the
-/// host from `format::plan`: one warp per block, lane r walking block row r's piece; at each
-/// slot j the ballot of the lanes with an entry, a padding lane taking the column of the
-/// highest such lane below it (the nearest block row above), else of the lowest one. It must
-/// give format.rs's columns, values and value map exactly; and on every matrix uneven enough
-/// for the device fill (`blocks_fit_the_device_fill`) the fixed rule takes no ELL part and
-/// B1 = 32, which the device fill requires. (The CUDA code itself runs only in
-/// tests/gpu_brc.rs, on a GPU.)
+/// BRC's device fill (`kernels/brc.cu`'s `brc_ell_fill` and `brc_fill`, session 33) emulated
+/// lane by lane on the host from `format::plan`: one warp per 32 rows of the ELL part and one
+/// per block, lane r walking its row (ELL) or its block row's piece; at each slot j the ballot
+/// of the lanes with an entry, a padding lane taking the column of the highest such lane below
+/// it (the nearest row above), else of the lowest one, else column 0. It must give format.rs's
+/// columns, values and value map exactly, for the fixed rule's shape (ELL part or not) and
+/// others; the fixed rule must give B1 = 32, which the device fill requires. (The CUDA code
+/// itself runs only in tests/gpu_brc.rs, on a GPU.)
 #[test]
 fn the_device_fill_emulated_lane_by_lane_equals_the_host_fill() {
-    use tessera::methods::brc::{cuda::blocks_fit_the_device_fill, format, params};
+    use tessera::methods::brc::{format, params};
     for spec in [
-        "gen:powerlaw:14,8,2",
-        "gen:powerlaw:17,16,3",
-        "gen:circuit:20000,5,20,3000,4",
-        "gen:emptyrows:5000,6,4",
-        "gen:onerow:6000,6000,6000",
-        "gen:random:3000,2000,0.01,5",
+        "gen:powerlaw:12,8,2",
+        "gen:circuit:5000,5,20,800,4",
+        "gen:emptyrows:3000,6,4",
+        "gen:onerow:2000,2000,2000",
+        "gen:random:1500,1000,0.01,5",
         "gen:dense:40,300",
+        "gen:lap3d7:9",
+        "gen:uniform:4100,9,3",
+        "gen:random:303,300,0.1,2",
     ] {
         let (_, a) = tessera::io::load(spec).unwrap();
-        let stats = a.stats();
-        let rule = params::fixed_rule(a.row_ptr(), &stats, 132);
-        if blocks_fit_the_device_fill(&stats) {
-            assert_eq!((rule.params.b1, rule.params.ell_width), (32, 0), "{spec}");
-        }
-        for variant in [format::Variant::Atomic, format::Variant::Deterministic] {
-            for b2 in [rule.params.b2 as usize, 1, 7, 64] {
-                let plan = format::plan(a.row_ptr(), a.cols(), 32, b2, 0, variant).unwrap();
+        let rule = params::fixed_rule(a.row_ptr(), &a.stats(), 132).params;
+        assert_eq!(rule.b1, 32, "{spec}");
+        let shapes = [
+            (rule.b2 as usize, rule.ell_width as usize),
+            (7, 0),
+            (64, 3),
+            (1, a.stats().max.div_ceil(2)),
+        ];
+        for (i, (b2, k)) in shapes.into_iter().enumerate() {
+            // Both variants for the fixed rule's shape, the atomic one for the others.
+            for variant in [format::Variant::Atomic, format::Variant::Deterministic]
+                .into_iter()
+                .take(if i == 0 { 2 } else { 1 })
+            {
+                let plan = format::plan(a.row_ptr(), a.cols(), 32, b2, k, variant).unwrap();
                 let f = format::fill(plan.clone(), &a).unwrap();
-                assert_eq!(f, format::build(&a, 32, b2, 0, variant).unwrap(), "{spec}");
-                let (ci, va) = (a.col_ind(), a.values());
-                let mut col = vec![0i32; plan.slots];
-                let mut val = vec![0.0f64; plan.slots];
-                let mut slot = vec![0u32; a.nnz()];
-                for b in 0..plan.num_blocks() {
-                    let (off, t) = (plan.block_offset[b], plan.nnz_per_block[b]);
-                    let q = |lane: usize| b * 32 + lane;
-                    for j in 0..t {
-                        let has = |lane: usize| j < plan.piece_len[q(lane)];
-                        let c = |lane: usize| {
-                            if has(lane) {
-                                ci[(plan.piece_start[q(lane)] + j) as usize]
-                            } else {
-                                0
-                            }
-                        };
-                        let with: u32 = (0..32).filter(|&l| has(l)).map(|l| 1u32 << l).sum();
-                        for lane in 0..32usize {
-                            let above = with & ((1u32 << lane) - 1);
-                            let src = if above != 0 {
-                                31 - above.leading_zeros() as usize
-                            } else if with != 0 {
-                                with.trailing_zeros() as usize
-                            } else {
-                                0
-                            };
-                            let s = (off + j * 32 + lane as u32) as usize;
-                            if has(lane) {
-                                let e = (plan.piece_start[q(lane)] + j) as usize;
-                                col[s] = ci[e];
-                                val[s] = va[e];
-                                slot[e] = s as u32;
-                            } else {
-                                col[s] = c(src);
-                            }
-                        }
-                    }
-                }
-                let what = format!("{spec} B2 = {b2} {variant:?}");
+                assert_eq!(f, format::build(&a, 32, b2, k, variant).unwrap(), "{spec}");
+                let (col, val, slot) = emulate_device_fill(&plan, &a);
+                let what = format!("{spec} B2 = {b2} k = {k} {variant:?}");
                 assert!(
                     col == f.col,
                     "{what}: columns, first at {:?}",
@@ -224,6 +196,64 @@ fn the_device_fill_emulated_lane_by_lane_equals_the_host_fill() {
             }
         }
     }
+}
+
+/// What `brc_ell_fill` and `brc_fill` write, computed as their warps do.
+fn emulate_device_fill(
+    plan: &tessera::methods::brc::format::Plan,
+    a: &tessera::Csr<f64>,
+) -> (Vec<i32>, Vec<f64>, Vec<u32>) {
+    let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
+    let mut col = vec![0i32; plan.slots];
+    let mut val = vec![0.0f64; plan.slots];
+    let mut slot = vec![0u32; a.nnz()];
+    // One warp's step: lanes with (start, len); slot s(lane) for the j-th entry.
+    let mut warp = |pieces: &[(usize, usize)], j: usize, s: &dyn Fn(usize) -> usize| {
+        let has = |l: usize| j < pieces[l].1;
+        let with: u32 = (0..32).filter(|&l| has(l)).map(|l| 1u32 << l).sum();
+        for (lane, &(start, _)) in pieces.iter().enumerate() {
+            let above = with & ((1u32 << lane) - 1);
+            let src = if above != 0 {
+                31 - above.leading_zeros() as usize
+            } else if with != 0 {
+                with.trailing_zeros() as usize
+            } else {
+                0
+            };
+            if has(lane) {
+                col[s(lane)] = ci[start + j];
+                val[s(lane)] = va[start + j];
+                slot[start + j] = s(lane) as u32;
+            } else if s(lane) != usize::MAX {
+                col[s(lane)] = if has(src) { ci[pieces[src].0 + j] } else { 0 };
+            }
+        }
+    };
+    let (rows, k) = (plan.rows, plan.ell_width);
+    for g in (0..rows).step_by(32) {
+        let pieces: Vec<(usize, usize)> = (g..g + 32)
+            .map(|i| match i < rows {
+                true => (rp[i] as usize, ((rp[i + 1] - rp[i]) as usize).min(k)),
+                false => (0, 0),
+            })
+            .collect();
+        for j in 0..k {
+            warp(&pieces, j, &|lane| match g + lane < rows {
+                true => j * rows + g + lane,
+                false => usize::MAX,
+            });
+        }
+    }
+    for b in 0..plan.num_blocks() {
+        let off = plan.ell_slots() + plan.block_offset[b] as usize;
+        let pieces: Vec<(usize, usize)> = (b * 32..(b + 1) * 32)
+            .map(|q| (plan.piece_start[q] as usize, plan.piece_len[q] as usize))
+            .collect();
+        for j in 0..plan.nnz_per_block[b] as usize {
+            warp(&pieces, j, &|lane| off + j * 32 + lane);
+        }
+    }
+    (col, val, slot)
 }
 
 /// The first index where `a` and `b` differ (or their lengths, when one is a prefix).

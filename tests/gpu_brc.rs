@@ -397,13 +397,13 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
     }
 }
 
-/// BRC's device fill of planned blocks (session 33; `TESSERA_BRC_DEVICE_BLOCKS=1` turns it on
-/// in analyze): for rows uneven enough for pure BRC, the plan from the row offsets alone and
-/// `brc_fill` give the same columns (padding included), values and value map as format.rs's
-/// host build with the fixed rule's B2, the same summary, and the f64 product, in both
-/// variants and both types.
+/// BRC's device fill (session 33; `TESSERA_BRC_DEVICE_BLOCKS=1` turns it on in analyze): the
+/// plan from the row offsets alone, then `brc_ell_fill` and `brc_fill`, give the same columns
+/// (padding included), values and value map as format.rs's host build with the fixed rule's
+/// shape (pure BRC, hybrid, ELL only), the same summary, and the f64 product, in both variants
+/// and both types.
 #[test]
-fn brc_gpu_fills_planned_blocks_on_the_device_equal_to_the_host_format() {
+fn brc_gpu_fills_a_plan_on_the_device_equal_to_the_host_format() {
     let Some(handles) = gpus() else { return };
     for spec in [
         "gen:powerlaw:14,8,2",
@@ -412,6 +412,11 @@ fn brc_gpu_fills_planned_blocks_on_the_device_equal_to_the_host_format() {
         "gen:emptyrows:5000,6,4",
         "gen:onerow:6000,6000,6000",
         "gen:random:3000,2000,0.01,5",
+        // The fixed rule's hybrid (ELL k = 7, then blocks) and ELL only (k = 9).
+        "gen:lap3d7:20",
+        "gen:uniform:6000,9,3",
+        // Rows of about 100: wider than brc_ell_build's 96.
+        "gen:random:5000,4000,100,3",
     ] {
         let (_, a64) = tessera::io::load(spec).unwrap();
         for h in &handles {
@@ -426,12 +431,6 @@ fn device_fill_matches<T: Scalar>(h: &Handle, spec: &str, a64: &Csr<f64>) {
     let stream = h.cuda_stream();
     let a = a64.convert::<T>();
     let stats = a.stats();
-    assert!(
-        tessera::methods::brc::cuda::blocks_fit_the_device_fill(&stats),
-        "{spec}: sigma {} mean {}",
-        stats.std_dev,
-        stats.mean
-    );
     let csr = upload(h, &a);
     let req = Request {
         host: None,
@@ -439,7 +438,7 @@ fn device_fill_matches<T: Scalar>(h: &Handle, spec: &str, a64: &Csr<f64>) {
         tuning: Tuning::None,
         deterministic: h.deterministic(),
     };
-    let m = BrcGpu::prepare_blocks_on_device(dev, stream, &csr, &req).unwrap();
+    let m = BrcGpu::prepare_fill_on_device(dev, stream, &csr, &req).unwrap();
     let what = format!(
         "{spec} {:?} deterministic={}",
         T::VALUE_TYPE,
@@ -451,13 +450,13 @@ fn device_fill_matches<T: Scalar>(h: &Handle, spec: &str, a64: &Csr<f64>) {
         m.describe()
     );
     let p = m.params();
-    assert_eq!((p.b1, p.ell_width), (32, 0), "{what}");
+    assert_eq!(p.b1, 32, "{what}");
     let variant = if h.deterministic() {
         Variant::Deterministic
     } else {
         Variant::Atomic
     };
-    let f = format::build(&a, 32, p.b2 as usize, 0, variant).unwrap();
+    let f = format::build(&a, 32, p.b2 as usize, p.ell_width as usize, variant).unwrap();
     assert!(
         m.describe().contains(&f.summary()),
         "{what}: {} against {}",

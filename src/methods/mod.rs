@@ -93,8 +93,7 @@ pub fn needs_host_csr(alg: Algorithm, tuning: Tuning, stats: &RowStats) -> bool 
         Algorithm::Auto => matches!(tuning, Tuning::Quick | Tuning::Exhaustive),
         Algorithm::Brc => {
             tuning != Tuning::None
-                || !(brc::cuda::builds_on_device(stats)
-                    || brc::cuda::builds_blocks_on_device(stats))
+                || !(brc::cuda::builds_on_device(stats) || brc::cuda::fills_on_device(stats))
         }
         Algorithm::Tile => tuning != Tuning::None || !tile::device::builds_on_device(stats),
         Algorithm::Bccoo => tuning != Tuning::None || !bccoo::device::builds_on_device(stats),

@@ -2,8 +2,8 @@
 //! parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at analyze,
 //! the paper's bounded search of §5) and launches `kernels/brc.cu`. With the fixed rule on a
 //! matrix kept on the device it builds the format there instead: the pure ELL form of even rows
-//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_BLOCKS=1` (not yet run on a GPU), the blocks
-//! of uneven rows from format.rs's plan of the row offsets (`brc_fill`).
+//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_BLOCKS=1` (not yet run on a GPU), any other
+//! shape from format.rs's plan of the row offsets (`brc_ell_fill`, `brc_fill`).
 //!
 //! One product is two launches at most, all on the caller's stream, no allocation, no sync:
 //! - pure BRC, atomic: `brc_scale_rows` over the split and empty rows (skipped when there are
@@ -39,13 +39,14 @@ use std::sync::Arc;
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
 
-/// The entry points: the product's four and the device builds' two.
+/// The entry points: the product's four and the device builds' three.
 struct Kernels {
     spmv: Function,
     scale_rows: Function,
     ell: Function,
     reduce: Function,
     ell_build: Function,
+    ell_fill: Function,
     fill: Function,
 }
 
@@ -58,6 +59,7 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
         ell: m.function(&format!("brc_ell_{s}"))?,
         reduce: m.function(&format!("brc_reduce_{s}"))?,
         ell_build: m.function(&format!("brc_ell_build_{s}"))?,
+        ell_fill: m.function(&format!("brc_ell_fill_{s}"))?,
         fill: m.function(&format!("brc_fill_{s}"))?,
     })
 }
@@ -85,24 +87,18 @@ pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
 }
 
 /// True when BRC with TUNING_NONE, on a matrix kept on the device whose rows are not all about
-/// as long ([`builds_on_device`] false), plans its blocks on the host from the row offsets
-/// alone (`format::plan`: a download of `rows + 1` offsets instead of the whole CSR) and fills
-/// them on the device (`brc_fill`): rows uneven enough that the fixed rule takes no ELL part
-/// (sigma above 2/3 of the mean, `params::fixed_rule`), so every entry is in a block.
+/// as long ([`builds_on_device`] false), is planned on the host from the row offsets alone
+/// (`format::plan`: a download of `rows + 1` offsets instead of the whole CSR) and filled on the
+/// device: its ELL part, if the fixed rule gives it one, by `brc_ell_fill`, its blocks by
+/// `brc_fill`. Any matrix with entries.
 ///
 /// **Off unless `TESSERA_BRC_DEVICE_BLOCKS=1`**: written in session 33, which had no device
 /// time; its GPU test (`tests/gpu_brc.rs`, the device fill against format.rs's arrays) has not
 /// run yet. Read once per process.
-pub fn builds_blocks_on_device(stats: &crate::csr::RowStats) -> bool {
+pub fn fills_on_device(stats: &crate::csr::RowStats) -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("TESSERA_BRC_DEVICE_BLOCKS").is_ok_and(|v| v == "1"))
-        && blocks_fit_the_device_fill(stats)
-}
-
-/// The shape [`builds_blocks_on_device`] takes, whatever the environment: entries, and rows
-/// uneven enough that the fixed rule builds no ELL part.
-pub fn blocks_fit_the_device_fill(stats: &crate::csr::RowStats) -> bool {
-    stats.nnz > 0 && stats.std_dev > params::HYBRID_SIGMA_OVER_MU * stats.mean
+        && stats.nnz > 0
 }
 
 /// (block_offset, nnz_per_block) per block, interleaved: `OnDevice::block_info`, which
@@ -474,9 +470,9 @@ impl<T: Scalar> BrcGpu<T> {
         if req.tuning == Tuning::None
             && req.host.is_none()
             && !csr.index64()
-            && builds_blocks_on_device(req.stats)
+            && fills_on_device(req.stats)
         {
-            return Self::blocks_on_device(kernels, dev, stream, csr, req);
+            return Self::fill_on_device(kernels, dev, stream, csr, req);
         }
         let sm = dev.sm_count();
         let rule = params::fixed_rule(req.csr()?.row_ptr(), req.stats, sm);
@@ -606,12 +602,12 @@ impl<T: Scalar> BrcGpu<T> {
         })
     }
 
-    /// The fixed rule's pure BRC form (no ELL part: [`blocks_fit_the_device_fill`]) of the
-    /// device CSR `csr`: the row offsets downloaded (`rows + 1` of them, waited for), the plan
-    /// made from them on the host (`format::plan`), the plan's metadata uploaded and the blocks
-    /// filled on `stream` by `brc_fill` (one warp per block): the same arrays format.rs
-    /// builds. An ELL part (which a matrix this uneven never gets) is refused as INTERNAL.
-    fn blocks_on_device(
+    /// The fixed rule's format of the device CSR `csr`, built on the device: the row offsets
+    /// downloaded (`rows + 1` of them, waited for), the plan made from them on the host
+    /// (`format::plan`), its metadata uploaded, then on `stream` the ELL part (if any) filled
+    /// by `brc_ell_fill` (one warp per 32 rows) and the blocks by `brc_fill` (one warp per
+    /// block): the same arrays format.rs builds.
+    fn fill_on_device(
         kernels: Kernels,
         dev: &Arc<Device>,
         stream: Stream,
@@ -625,9 +621,9 @@ impl<T: Scalar> BrcGpu<T> {
         let sm = dev.sm_count();
         let rule = params::fixed_rule(&rp, st, sm);
         let p = rule.params;
-        if p.ell_width != 0 || p.b1 != params::WARP {
+        if p.b1 != params::WARP {
             return Err(Error::Internal(format!(
-                "BRC's device fill takes pure BRC with B1 = 32, the fixed rule gave {p}"
+                "BRC's device fill takes B1 = 32, the fixed rule gave {p}"
             )));
         }
         let plan = format::plan(
@@ -635,7 +631,7 @@ impl<T: Scalar> BrcGpu<T> {
             st.cols,
             p.b1 as usize,
             p.b2 as usize,
-            0,
+            p.ell_width as usize,
             variant_for(req.deterministic),
         )?;
         drop(rp);
@@ -643,8 +639,36 @@ impl<T: Scalar> BrcGpu<T> {
         let arrays = DeviceBuffer::alloc_parts(
             dev,
             [plan.slots * sz, plan.slots * 4, st.nnz * 4],
-            "BRC's blocks (values, columns, value map)",
+            "BRC's format (values, columns, value map)",
         )?;
+        let (val, col, slot) = (arrays[0].addr(), arrays[1].addr(), arrays[2].addr());
+        let k = plan.ell_width;
+        if k > 0 {
+            let args = KernelArgs::new()
+                .push(st.rows as i32)
+                .push(k as i32)
+                .push(rp_dev)
+                .push(ci)
+                .push(va)
+                .push(col)
+                .push(val)
+                .push(slot);
+            // SAFETY: brc_ell_fill_<T>(int rows, int k, const int* rp, const int* ci, const T*
+            // va, int* col, T* val, unsigned* slot): rp, ci, va are tessera's int32 CSR of
+            // `rows` rows; col and val hold the plan's slots, of which the first rows * k
+            // (< 2^32, format::plan) are the ELL part, slot nnz entries; whole warps (128
+            // threads a block), one per 32 rows.
+            unsafe {
+                launch(
+                    dev,
+                    &kernels.ell_fill,
+                    st.rows.div_ceil(32).div_ceil(4),
+                    128,
+                    stream,
+                    args,
+                )?
+            };
+        }
         let blocks = plan.num_blocks();
         if blocks > 0 {
             let starts =
@@ -654,29 +678,29 @@ impl<T: Scalar> BrcGpu<T> {
             let info = DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?;
             let args = KernelArgs::new()
                 .push(blocks as i32)
-                .push(0u32)
+                .push(plan.ell_slots() as u32)
                 .push(info.addr())
                 .push(starts.addr())
                 .push(lens.addr())
                 .push(ci)
                 .push(va)
-                .push(arrays[1].addr())
-                .push(arrays[0].addr())
-                .push(arrays[2].addr());
+                .push(col)
+                .push(val)
+                .push(slot);
             // SAFETY: brc_fill_<T>(int blocks, unsigned ell_slots, const uint2* block_info,
             // const unsigned* piece_start, const unsigned* piece_len, const int* ci, const T*
             // va, int* col, T* val, unsigned* slot): block_info has `blocks` entries whose slots
-            // (offset + T * 32) lie within plan.slots (format::plan checked the total fits in
-            // 32 bits), piece_start/piece_len 32 per block naming entries < nnz of the int32
-            // CSR ci/va, slot nnz entries; whole warps (128 threads a block), one per BRC block.
-            // The temporaries are freed after the launch is queued: in the stream's order
-            // under allocating_on (AUTO's background build), after a wait for the device
-            // otherwise (DeviceBuffer's drop).
+            // (ell_slots + offset + T * 32) lie within plan.slots (format::plan checked the
+            // total fits in 32 bits), piece_start/piece_len 32 per block naming entries < nnz
+            // of the int32 CSR ci/va, slot nnz entries; whole warps (128 threads a block), one
+            // per BRC block. The temporaries are freed after the launch is queued: in the
+            // stream's order under allocating_on (AUTO's background build), after a wait for
+            // the device otherwise (DeviceBuffer's drop).
             unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
         }
         let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
         let how = format!(
-            "blocks planned from the row offsets and filled on the device; {}; {sm} SMs",
+            "planned from the row offsets and filled on the device; {}; {sm} SMs",
             rule.why
         );
         Ok(BrcGpu {
@@ -689,22 +713,21 @@ impl<T: Scalar> BrcGpu<T> {
         })
     }
 
-    /// [`BrcGpu::prepare`]'s device fill of the blocks whatever `TESSERA_BRC_DEVICE_BLOCKS`
-    /// says (tests: it against format.rs's arrays), for a matrix
-    /// [`blocks_fit_the_device_fill`] takes.
+    /// [`BrcGpu::prepare`]'s device fill whatever `TESSERA_BRC_DEVICE_BLOCKS` says (tests: it
+    /// against format.rs's arrays), for an int32 CSR with entries.
     #[doc(hidden)]
-    pub fn prepare_blocks_on_device(
+    pub fn prepare_fill_on_device(
         dev: &Arc<Device>,
         stream: Stream,
         csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
-        if !blocks_fit_the_device_fill(req.stats) || csr.index64() {
+        if req.stats.nnz == 0 || csr.index64() {
             return Err(Error::InvalidValue(
-                "BRC's device fill takes an int32 CSR with entries and rows uneven enough for pure BRC".into(),
+                "BRC's device fill takes an int32 CSR with entries".into(),
             ));
         }
-        Self::blocks_on_device(load::<T>(dev)?, dev, stream, csr, req)
+        Self::fill_on_device(load::<T>(dev)?, dev, stream, csr, req)
     }
 
     /// The format's columns, values and value map as they are on the device (waits for
