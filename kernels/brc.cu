@@ -213,6 +213,16 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
     }
 }
 
+// The column a padding lane of a warp stores for one slot, as format.rs pads: the column of the
+// nearest lane below it with an entry there (the nearest row above), else of the lowest lane
+// with one, else 0. `c` is the lane's own column (0 where it has none). Every lane calls it.
+__device__ __forceinline__ int brc_pad_column(bool has, int c, int lane) {
+    const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
+    const unsigned above = with & ((1u << lane) - 1u);
+    const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
+    return __shfl_sync(TESSERA_FULL_MASK, c, src);
+}
+
 // brc_fill_<T>: the blocks of a BRC form (B1 = 32) filled on the device from tessera's CSR, from
 // the plan format.rs computes on the host out of the row offsets alone (`format::plan`: the
 // queue, the blocks and the destinations): block row q's piece is entries piece_start[q] ..
@@ -242,14 +252,10 @@ __device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
     const unsigned start = piece_start[q];
     const unsigned len = piece_len[q];
     const unsigned off = ell_slots + info.x;
-    const unsigned below = (1u << lane) - 1u;
     for (unsigned j = 0; j < info.y; ++j) {
         const bool has = j < len;
         const int c = has ? ci[start + j] : 0;
-        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
-        const unsigned above = with & below;
-        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
-        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        const int pad = brc_pad_column(has, c, lane);
         const unsigned s = off + j * 32u + (unsigned)lane;
         col[s] = has ? c : pad;
         val[s] = has ? va[start + j] : T(0);
@@ -282,14 +288,10 @@ __device__ __forceinline__ void brc_ell_fill(int rows, int k, const int *__restr
     const int start = row ? rp[i] : 0;
     const int whole = row ? rp[i + 1] - start : 0;
     const int len = whole < k ? whole : k;
-    const unsigned below = (1u << lane) - 1u;
     for (int j = 0; j < k; ++j) {
         const bool has = j < len;
         const int c = has ? ci[start + j] : 0;
-        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
-        const unsigned above = with & below;
-        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
-        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        const int pad = brc_pad_column(has, c, lane);
         if (row) {
             const unsigned s = (unsigned)j * (unsigned)rows + (unsigned)i;
             col[s] = has ? c : pad;
