@@ -338,7 +338,7 @@ pub enum BuildFrom {
 /// - BRC's ELL form (one pass over the CSR; H100, session 12): the nine products after the
 ///   first of the 3D Laplacian 160³ took 2.0 ms instead of CSR_VECTOR's 9 x 0.16 ms, about 3.6
 ///   products more; the 27-point stencil 100³ lost about as much. BRC filled on the device
-///   from a plan (`TESSERA_BRC_DEVICE_BLOCKS=1`, session 33: a download of the row offsets, the
+///   from a plan (`TESSERA_BRC_DEVICE_FILL=1`, session 33: a download of the row offsets, the
 ///   plan on the host, one pass over the CSR) takes the same count, not measured.
 /// - TILE's format (census, two scans, a read-back, the fill; about 15 driver calls; session 23,
 ///   two H200 machines, dense 2000²): started after 8 products, it cost the first 100 products

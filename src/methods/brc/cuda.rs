@@ -2,7 +2,7 @@
 //! parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at analyze,
 //! the paper's bounded search of §5) and launches `kernels/brc.cu`. With the fixed rule on a
 //! matrix kept on the device it builds the format there instead: the pure ELL form of even rows
-//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_BLOCKS=1` (not yet run on a GPU), any other
+//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_FILL=1` (not yet run on a GPU), any other
 //! shape from format.rs's plan of the row offsets (`brc_ell_fill`, `brc_fill`).
 //!
 //! One product is two launches at most, all on the caller's stream, no allocation, no sync:
@@ -92,12 +92,12 @@ pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
 /// device: its ELL part, if the fixed rule gives it one, by `brc_ell_fill`, its blocks by
 /// `brc_fill`. Any matrix with entries.
 ///
-/// **Off unless `TESSERA_BRC_DEVICE_BLOCKS=1`**: written in session 33, which had no device
+/// **Off unless `TESSERA_BRC_DEVICE_FILL=1`**: written in session 33, which had no device
 /// time; its GPU test (`tests/gpu_brc.rs`, the device fill against format.rs's arrays) has not
 /// run yet. Read once per process.
 pub fn fills_on_device(stats: &crate::csr::RowStats) -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TESSERA_BRC_DEVICE_BLOCKS").is_ok_and(|v| v == "1"))
+    *ON.get_or_init(|| std::env::var("TESSERA_BRC_DEVICE_FILL").is_ok_and(|v| v == "1"))
         && stats.nnz > 0
 }
 
@@ -713,7 +713,7 @@ impl<T: Scalar> BrcGpu<T> {
         })
     }
 
-    /// [`BrcGpu::prepare`]'s device fill whatever `TESSERA_BRC_DEVICE_BLOCKS` says (tests: it
+    /// [`BrcGpu::prepare`]'s device fill whatever `TESSERA_BRC_DEVICE_FILL` says (tests: it
     /// against format.rs's arrays), for an int32 CSR with entries.
     #[doc(hidden)]
     pub fn prepare_fill_on_device(
