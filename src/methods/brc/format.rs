@@ -82,20 +82,6 @@ impl<T> std::ops::Deref for Brc<T> {
 }
 
 impl<T: Scalar> Brc<T> {
-    /// Slots stored (ELL + BRC, padding and dummy rows included).
-    pub fn stored_slots(&self) -> usize {
-        self.values.len()
-    }
-
-    /// Padding overhead: stored slots / nnz (1.0 for a matrix without entries).
-    pub fn padding(&self) -> f64 {
-        if self.nnz == 0 {
-            1.0
-        } else {
-            self.stored_slots() as f64 / self.nnz as f64
-        }
-    }
-
     /// Bytes of every array the method keeps (the host's extra bytes; the device holds the same
     /// arrays, with the block metadata interleaved).
     pub fn bytes(&self) -> usize {
@@ -205,16 +191,26 @@ impl Plan {
         self.ell_width > 0
     }
 
-    /// The shape of the format for `describe()`: blocks, split rows, the variant, and the
-    /// padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints).
-    pub fn summary(&self) -> String {
-        let padding = if self.nnz == 0 {
+    /// Slots stored (ELL + BRC, padding and dummy rows included).
+    pub fn stored_slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Padding overhead: stored slots / nnz (1.0 for a matrix without entries).
+    pub fn padding(&self) -> f64 {
+        if self.nnz == 0 {
             1.0
         } else {
             self.slots as f64 / self.nnz as f64
-        };
+        }
+    }
+
+    /// The shape of the format for `describe()`: blocks, split rows, the variant, and the
+    /// padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints).
+    pub fn summary(&self) -> String {
         format!(
-            "padding={padding:.3} (stored slots {} / nnz {}; ELL {}), blocks={}, split_rows={}, empty_rows={}, {}",
+            "padding={:.3} (stored slots {} / nnz {}; ELL {}), blocks={}, split_rows={}, empty_rows={}, {}",
+            self.padding(),
             self.slots,
             self.nnz,
             self.ell_slots(),
@@ -450,7 +446,7 @@ pub fn plan(
 
 /// Completes `plan` (of `a`'s row offsets) with `a`'s columns and values: the ELL part, the
 /// blocks (step 4 of the module comment: padding included) and the value map.
-pub fn fill<T: Scalar>(plan: Plan, a: &Csr<T>) -> Result<Brc<T>> {
+pub fn fill<T: Scalar>(mut plan: Plan, a: &Csr<T>) -> Result<Brc<T>> {
     let (rows, nnz, k, b1) = (plan.rows, plan.nnz, plan.ell_width, plan.b1);
     let (rp, ci, va) = (a.row_ptr(), a.col_ind(), a.values());
     let len = |r: usize| (rp[r + 1] - rp[r]) as usize;
@@ -529,7 +525,6 @@ pub fn fill<T: Scalar>(plan: Plan, a: &Csr<T>) -> Result<Brc<T>> {
         }
     }
 
-    let mut plan = plan;
     plan.piece_start = Vec::new();
     plan.piece_len = Vec::new();
     Ok(Brc {
