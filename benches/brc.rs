@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
-use tessera::methods::brc::format::{build, Variant};
+use tessera::methods::brc::format::{build, plan, plan_on, Variant};
 use tessera::methods::brc::{params, reference};
 
 fn bench(c: &mut Criterion) {
@@ -31,6 +31,35 @@ fn bench(c: &mut Criterion) {
         }
         g.bench_function("fixed_rule", |b| {
             b.iter(|| params::fixed_rule(black_box(a.row_ptr()), &stats, 132))
+        });
+        // The device fill's host half: the plan from the row offsets alone, on one thread and
+        // on as many as `plan` takes.
+        g.bench_function("plan_rule_atomic_1_thread", |b| {
+            b.iter(|| {
+                plan_on(
+                    black_box(a.row_ptr()),
+                    a.cols(),
+                    32,
+                    rule.b2 as usize,
+                    rule.ell_width as usize,
+                    Variant::Atomic,
+                    1,
+                )
+                .expect("fits")
+            })
+        });
+        g.bench_function("plan_rule_atomic", |b| {
+            b.iter(|| {
+                plan(
+                    black_box(a.row_ptr()),
+                    a.cols(),
+                    32,
+                    rule.b2 as usize,
+                    rule.ell_width as usize,
+                    Variant::Atomic,
+                )
+                .expect("fits")
+            })
         });
         for (what, k) in [("pure", 0), ("rule", rule.ell_width as usize)] {
             if what == "rule" && k == 0 {

@@ -198,6 +198,69 @@ fn the_device_fill_emulated_lane_by_lane_equals_the_host_fill() {
     }
 }
 
+#[test]
+fn the_plan_is_algorithm_1s_queue_on_any_number_of_threads() {
+    use tessera::methods::brc::format::{self, Variant, DUMMY};
+    // Algorithm 1 as the paper writes it: the rows sorted by remaining length (descending,
+    // stable), a FIFO queue from which each piece takes up to B2 entries and re-queues the rest.
+    fn queue(rp: &[i32], b2: usize, k: usize) -> Vec<(u32, u32, u32)> {
+        let rows = rp.len() - 1;
+        let rem = |r: usize| ((rp[r + 1] - rp[r]) as usize).saturating_sub(k);
+        let mut order: Vec<usize> = (0..rows).filter(|&r| rem(r) > 0).collect();
+        order.sort_by_key(|&r| std::cmp::Reverse(rem(r)));
+        let mut q: std::collections::VecDeque<(usize, usize)> =
+            order.iter().map(|&r| (r, rp[r] as usize + k)).collect();
+        let mut out = Vec::new();
+        while let Some((r, start)) = q.pop_front() {
+            let end = rp[r + 1] as usize;
+            out.push((r as u32, start as u32, (end - start).min(b2) as u32));
+            if end - start > b2 {
+                q.push_back((r, start + b2));
+            }
+        }
+        out
+    }
+    for spec in [
+        "gen:powerlaw:17,8,1",
+        "gen:powerlaw:12,8,2",
+        "gen:circuit:5000,5,20,800,4",
+        "gen:emptyrows:3000,6,4",
+        "gen:onerow:2000,2000,2000",
+        "gen:random:1500,1000,0.01,5",
+        "gen:dense:40,300",
+        "gen:lap3d7:9",
+        "gen:uniform:4100,9,3",
+        "gen:band:700,3,40",
+    ] {
+        let (_, a) = tessera::io::load(spec).unwrap();
+        let rp = a.row_ptr();
+        for (b2, k) in [(64, 0), (7, 0), (3, 2), (1, 5), (100, 1)] {
+            let want = queue(rp, b2, k.min(a.stats().max));
+            for variant in [Variant::Atomic, Variant::Deterministic] {
+                let one = format::plan_on(rp, a.cols(), 32, b2, k, variant, 1).unwrap();
+                let what = format!("{spec} B2 = {b2} k = {k} {variant:?}");
+                let got: Vec<(u32, u32, u32)> = (0..want.len())
+                    .map(|q| (one.row_perm[q], one.piece_start[q], one.piece_len[q]))
+                    .collect();
+                assert!(got == want, "{what}: the queue differs from Algorithm 1's");
+                assert!(
+                    one.row_perm[want.len()..].iter().all(|&r| r == DUMMY),
+                    "{what}: the last block's filler rows"
+                );
+                assert_eq!(
+                    format::plan(rp, a.cols(), 32, b2, k, variant).unwrap(),
+                    one,
+                    "{what}: plan"
+                );
+                for threads in [2, 3, 5, 8] {
+                    let many = format::plan_on(rp, a.cols(), 32, b2, k, variant, threads).unwrap();
+                    assert_eq!(many, one, "{what}: {threads} threads");
+                }
+            }
+        }
+    }
+}
+
 /// What `brc_ell_fill` and `brc_fill` write, computed as their warps do.
 fn emulate_device_fill(
     plan: &tessera::methods::brc::format::Plan,

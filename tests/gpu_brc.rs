@@ -397,7 +397,7 @@ fn brc_gpu_builds_an_ell_part_on_the_device_equal_to_the_host_format() {
     }
 }
 
-/// BRC's device fill (session 33; `TESSERA_BRC_DEVICE_FILL=1` turns it on in analyze): the
+/// BRC's device fill (session 33; analyze's default since session 34): the
 /// plan from the row offsets alone, then `brc_ell_fill` and `brc_fill`, give the same columns
 /// (padding included), values and value map as format.rs's host build with the fixed rule's
 /// shape (pure BRC, hybrid, ELL only), the same summary, and the f64 product, in both variants

@@ -2,8 +2,8 @@
 //! parameters (fixed rule, or QUICK/EXHAUSTIVE: time candidates on the real matrix at analyze,
 //! the paper's bounded search of §5) and launches `kernels/brc.cu`. With the fixed rule on a
 //! matrix kept on the device it builds the format there instead: the pure ELL form of even rows
-//! (`brc_ell_build`), or, with `TESSERA_BRC_DEVICE_FILL=1` (not yet run on a GPU), any other
-//! shape from format.rs's plan of the row offsets (`brc_ell_fill`, `brc_fill`).
+//! (`brc_ell_build`), or any other shape from format.rs's plan of the row offsets
+//! (`brc_ell_fill`, `brc_fill`; `TESSERA_BRC_DEVICE_FILL=0` turns that off).
 //!
 //! One product is two launches at most, all on the caller's stream, no allocation, no sync:
 //! - pure BRC, atomic: `brc_scale_rows` over the split and empty rows (skipped when there are
@@ -27,6 +27,7 @@ use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
     launch, launch_overlapped, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
+use crate::backend::trace;
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::{GpuMethod, HostBuilt, Request};
@@ -92,13 +93,11 @@ pub fn builds_on_device(stats: &crate::csr::RowStats) -> bool {
 /// device: its ELL part, if the fixed rule gives it one, by `brc_ell_fill`, its blocks by
 /// `brc_fill`. Any matrix with entries.
 ///
-/// **Off unless `TESSERA_BRC_DEVICE_FILL=1`**: written in session 33, which had no device
-/// time; its GPU test (`tests/gpu_brc.rs`, the device fill against format.rs's arrays) has not
-/// run yet. Read once per process.
+/// On unless `TESSERA_BRC_DEVICE_FILL=0` (then such a matrix is built on the host from a
+/// downloaded CSR, as before session 34). Read once per process.
 pub fn fills_on_device(stats: &crate::csr::RowStats) -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TESSERA_BRC_DEVICE_FILL").is_ok_and(|v| v == "1"))
-        && stats.nnz > 0
+    *ON.get_or_init(|| !crate::backend::switched_off("TESSERA_BRC_DEVICE_FILL")) && stats.nnz > 0
 }
 
 /// (block_offset, nnz_per_block) per block, interleaved: `OnDevice::block_info`, which
@@ -614,10 +613,13 @@ impl<T: Scalar> BrcGpu<T> {
         csr: &GpuCsr<T>,
         req: &Request<'_, T>,
     ) -> Result<Self> {
+        let t0 = std::time::Instant::now();
+        let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
         let st = req.stats;
         let (rp_dev, ci, va) = csr.arrays();
         let mut rp = crate::csr::try_vec_filled(st.rows + 1, 0i32, "BRC's row offsets")?;
         crate::backend::cuda::copy_to_host(dev, stream, rp_dev, &mut rp)?;
+        let read = us(t0);
         let sm = dev.sm_count();
         let rule = params::fixed_rule(&rp, st, sm);
         let p = rule.params;
@@ -635,6 +637,7 @@ impl<T: Scalar> BrcGpu<T> {
             variant_for(req.deterministic),
         )?;
         drop(rp);
+        let planned = us(t0);
         let sz = std::mem::size_of::<T>();
         let arrays = DeviceBuffer::alloc_parts(
             dev,
@@ -698,7 +701,18 @@ impl<T: Scalar> BrcGpu<T> {
             // the device otherwise (DeviceBuffer's drop).
             unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
         }
+        let queued = us(t0);
         let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
+        trace(2, || {
+            let done = match crate::backend::cuda::synchronize(dev, stream) {
+                Ok(()) => format!("done at {:.1} us", us(t0)),
+                Err(e) => format!("its wait failed: {e}"),
+            };
+            format!(
+                "BRC's device fill of {} rows, {} slots: row offsets read at {read:.1} us, rule and plan at {planned:.1} us, fill queued at {queued:.1} us, plan arrays uploaded at {:.1} us, {done}",
+                st.rows, plan.slots, us(t0)
+            )
+        });
         let how = format!(
             "planned from the row offsets and filled on the device; {}; {sm} SMs",
             rule.why
