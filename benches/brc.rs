@@ -34,33 +34,25 @@ fn bench(c: &mut Criterion) {
         });
         // The device fill's host half: the plan from the row offsets alone, on one thread and
         // on as many as `plan` takes.
-        g.bench_function("plan_rule_atomic_1_thread", |b| {
-            b.iter(|| {
-                plan_on(
-                    black_box(a.row_ptr()),
-                    a.cols(),
-                    32,
-                    rule.b2 as usize,
-                    rule.ell_width as usize,
-                    Variant::Atomic,
-                    1,
-                )
-                .expect("fits")
-            })
-        });
-        g.bench_function("plan_rule_atomic", |b| {
-            b.iter(|| {
-                plan(
-                    black_box(a.row_ptr()),
-                    a.cols(),
-                    32,
-                    rule.b2 as usize,
-                    rule.ell_width as usize,
-                    Variant::Atomic,
-                )
-                .expect("fits")
-            })
-        });
+        for (what, threads) in [
+            ("plan_rule_atomic_1_thread", Some(1)),
+            ("plan_rule_atomic", None),
+        ] {
+            g.bench_function(what, |b| {
+                b.iter(|| {
+                    let (rp, b2, k) = (
+                        black_box(a.row_ptr()),
+                        rule.b2 as usize,
+                        rule.ell_width as usize,
+                    );
+                    match threads {
+                        Some(t) => plan_on(rp, a.cols(), 32, b2, k, Variant::Atomic, t),
+                        None => plan(rp, a.cols(), 32, b2, k, Variant::Atomic),
+                    }
+                    .expect("fits")
+                })
+            });
+        }
         for (what, k) in [("pure", 0), ("rule", rule.ell_width as usize)] {
             if what == "rule" && k == 0 {
                 continue;

@@ -144,20 +144,24 @@ fn brc_deterministic_variant_gives_bitwise_equal_products_run_to_run() {
 /// columns, values and value map exactly, for the fixed rule's shape (ELL part or not) and
 /// others; the fixed rule must give B1 = 32, which the device fill requires. (The CUDA code
 /// itself runs only in tests/gpu_brc.rs, on a GPU.)
+/// Shapes for the plan and fill tests: split rows, empty rows, one long row, a dense block,
+/// even stencil rows (the hybrid), ragged random rows.
+const PLAN_MATRICES: [&str; 9] = [
+    "gen:powerlaw:12,8,2",
+    "gen:circuit:5000,5,20,800,4",
+    "gen:emptyrows:3000,6,4",
+    "gen:onerow:2000,2000,2000",
+    "gen:random:1500,1000,0.01,5",
+    "gen:dense:40,300",
+    "gen:lap3d7:9",
+    "gen:uniform:4100,9,3",
+    "gen:random:303,300,0.1,2",
+];
+
 #[test]
 fn the_device_fill_emulated_lane_by_lane_equals_the_host_fill() {
     use tessera::methods::brc::{format, params};
-    for spec in [
-        "gen:powerlaw:12,8,2",
-        "gen:circuit:5000,5,20,800,4",
-        "gen:emptyrows:3000,6,4",
-        "gen:onerow:2000,2000,2000",
-        "gen:random:1500,1000,0.01,5",
-        "gen:dense:40,300",
-        "gen:lap3d7:9",
-        "gen:uniform:4100,9,3",
-        "gen:random:303,300,0.1,2",
-    ] {
+    for spec in PLAN_MATRICES {
         let (_, a) = tessera::io::load(spec).unwrap();
         let rule = params::fixed_rule(a.row_ptr(), &a.stats(), 132).params;
         assert_eq!(rule.b1, 32, "{spec}");
@@ -220,18 +224,12 @@ fn the_plan_is_algorithm_1s_queue_on_any_number_of_threads() {
         }
         out
     }
-    for spec in [
-        "gen:powerlaw:17,8,1",
-        "gen:powerlaw:12,8,2",
-        "gen:circuit:5000,5,20,800,4",
-        "gen:emptyrows:3000,6,4",
-        "gen:onerow:2000,2000,2000",
-        "gen:random:1500,1000,0.01,5",
-        "gen:dense:40,300",
-        "gen:lap3d7:9",
-        "gen:uniform:4100,9,3",
-        "gen:band:700,3,40",
-    ] {
+    // Above format.rs's PARALLEL_ROWS (2^17), so `plan` itself runs on threads where there are
+    // cores; a band of wide rows.
+    for spec in ["gen:powerlaw:17,8,1", "gen:band:700,3,40"]
+        .into_iter()
+        .chain(PLAN_MATRICES)
+    {
         let (_, a) = tessera::io::load(spec).unwrap();
         let rp = a.row_ptr();
         for (b2, k) in [(64, 0), (7, 0), (3, 2), (1, 5), (100, 1)] {

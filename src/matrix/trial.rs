@@ -377,6 +377,11 @@ struct Open {
     slot: usize,
     side: Side,
     stream: Stream,
+    /// Its end event has been recorded after one of its products ([`Trial::after`]). Until
+    /// then the event holds nothing of this sample (never recorded, or recorded for an earlier
+    /// sample of its slot): a query would say "done" and a reading would fail (a product on
+    /// another thread, between its launch and its record, when this one looks).
+    ended: bool,
 }
 
 impl Running {
@@ -396,12 +401,17 @@ impl Running {
     /// Closes the open sample after the products launched so far, whose end event is already
     /// recorded (after each of its products, [`Trial::after`]): no stream is touched, so this
     /// is safe whatever the caller did with the sample's stream since. Nothing when the last
-    /// product's end is another thread's to record.
+    /// product's end is another thread's to record; the sample is given up when its only
+    /// product's end is (there is nothing to read yet).
     fn close(&mut self) {
         let Some(o) = self.open else {
             return;
         };
         if !self.verdict.is_open() {
+            return;
+        }
+        if !o.ended {
+            self.abort();
             return;
         }
         self.open = None;
@@ -571,7 +581,7 @@ impl Trial {
         // when its last product has already completed: the GPU ran dry (a caller that waited
         // for it, or one slower than the GPU), and the gap before this product would be timed.
         if let Some(o) = run.open {
-            if o.stream != stream || matches!(events[o.slot].1.is_done(), Ok(true)) {
+            if o.stream != stream || (o.ended && matches!(events[o.slot].1.is_done(), Ok(true))) {
                 run.close();
             }
         }
@@ -596,6 +606,7 @@ impl Trial {
                 slot,
                 side: mark.side,
                 stream,
+                ended: false,
             });
             if events[slot].0.record(stream).is_err() {
                 run.abort();
@@ -626,7 +637,12 @@ impl Trial {
         };
         if !launched || events[t.slot].1.record(stream).is_err() {
             run.abort();
-        } else if t.last {
+            return;
+        }
+        if let Some(o) = run.open.as_mut() {
+            o.ended = true;
+        }
+        if t.last {
             run.open = None;
             run.pending.push((o.slot, o.side, run.verdict.span));
         }

@@ -297,3 +297,42 @@ fn a_sample_spans_enough_bytes() {
     assert_eq!(span(4_000_000, 8), 3);
     assert_eq!(span(0, 8), MAX_SPAN);
 }
+
+#[test]
+fn a_sample_whose_end_is_not_recorded_yet_is_given_up_not_read() {
+    // Another thread's product has opened a sample and launched, and not yet recorded the end:
+    // closing the sample then (a product of this thread on another stream, or one that finds
+    // the end "complete") must give it up, not queue a reading of an event that holds nothing
+    // of it (cuEventElapsedTime fails on it: session 34's memcheck of gpu_background).
+    for ended in [false, true] {
+        let mut run = Running {
+            verdict: Verdict::new(true, Side::New, 2),
+            new: Algorithm::Brc,
+            old: Algorithm::Hola,
+            free: vec![1],
+            pending: Vec::new(),
+            open: None,
+        };
+        let mark = std::iter::repeat_with(|| run.verdict.launch())
+            .take(10)
+            .flatten()
+            .next()
+            .expect("a sample opens after the warm products");
+        assert!(mark.first && !mark.last, "the first of a sample of two");
+        run.open = Some(Open {
+            slot: 0,
+            side: mark.side,
+            stream: Stream(0),
+            ended,
+        });
+        run.close();
+        assert!(run.open.is_none(), "closed either way");
+        if ended {
+            assert_eq!(run.pending, vec![(0, Side::New, 1)], "read once complete");
+            assert_eq!(run.free, vec![1]);
+        } else {
+            assert!(run.pending.is_empty(), "nothing to read");
+            assert_eq!(run.free, vec![1, 0], "its events free again");
+        }
+    }
+}
