@@ -449,6 +449,20 @@ pub fn check_parameter_variants<T: Scalar>(a: &Csr<T>, u: &mut Unstructured<'_>)
     };
     let m = brc::host::BrcHost::with_params(&req, p, "fuzz")
         .unwrap_or_else(|e| panic!("BRC {p}: refused a valid matrix: {e}"));
+    // The plan is the same on any number of threads (chunks of rows and of block rows).
+    let variant = if deterministic {
+        brc::format::Variant::Deterministic
+    } else {
+        brc::format::Variant::Atomic
+    };
+    let threads = u.int_in_range(2usize..=9)?;
+    let (b1, b2, k) = (p.b1 as usize, p.b2 as usize, p.ell_width as usize);
+    let one = brc::format::plan_on(a.row_ptr(), a.cols(), b1, b2, k, variant, 1);
+    let many = brc::format::plan_on(a.row_ptr(), a.cols(), b1, b2, k, variant, threads);
+    assert!(
+        one == many,
+        "BRC {p}: the plan on {threads} threads differs from the plan on one"
+    );
     check_host_method(
         &format!("BRC {p} deterministic={deterministic}"),
         &m,

@@ -27,7 +27,6 @@ use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::{
     launch, launch_overlapped, launch_shared, Device, DeviceBuffer, Function, KernelArgs, Stream,
 };
-use crate::backend::trace;
 use crate::error::{Error, Result};
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::{GpuMethod, HostBuilt, Request};
@@ -36,6 +35,9 @@ use crate::types::Tuning;
 use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
+
+#[path = "fill.rs"]
+mod fill;
 
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
@@ -596,132 +598,6 @@ impl<T: Scalar> BrcGpu<T> {
             text: format!("{params} {}; {how}", on.summary),
             on,
             params,
-            dev: dev.clone(),
-            _t: PhantomData,
-        })
-    }
-
-    /// The fixed rule's format of the device CSR `csr`, built on the device: the row offsets
-    /// downloaded (`rows + 1` of them, waited for), the plan made from them on the host
-    /// (`format::plan`), its metadata uploaded, then on `stream` the ELL part (if any) filled
-    /// by `brc_ell_fill` (one warp per 32 rows) and the blocks by `brc_fill` (one warp per
-    /// block): the same arrays format.rs builds.
-    fn fill_on_device(
-        kernels: Kernels,
-        dev: &Arc<Device>,
-        stream: Stream,
-        csr: &GpuCsr<T>,
-        req: &Request<'_, T>,
-    ) -> Result<Self> {
-        let t0 = std::time::Instant::now();
-        let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
-        let st = req.stats;
-        let (rp_dev, ci, va) = csr.arrays();
-        let mut rp = crate::csr::try_vec_filled(st.rows + 1, 0i32, "BRC's row offsets")?;
-        crate::backend::cuda::copy_to_host(dev, stream, rp_dev, &mut rp)?;
-        let read = us(t0);
-        let sm = dev.sm_count();
-        let rule = params::fixed_rule(&rp, st, sm);
-        let p = rule.params;
-        if p.b1 != params::WARP {
-            return Err(Error::Internal(format!(
-                "BRC's device fill takes B1 = 32, the fixed rule gave {p}"
-            )));
-        }
-        let plan = format::plan(
-            &rp,
-            st.cols,
-            p.b1 as usize,
-            p.b2 as usize,
-            p.ell_width as usize,
-            variant_for(req.deterministic),
-        )?;
-        drop(rp);
-        let planned = us(t0);
-        let sz = std::mem::size_of::<T>();
-        let arrays = DeviceBuffer::alloc_parts(
-            dev,
-            [plan.slots * sz, plan.slots * 4, st.nnz * 4],
-            "BRC's format (values, columns, value map)",
-        )?;
-        let (val, col, slot) = (arrays[0].addr(), arrays[1].addr(), arrays[2].addr());
-        let k = plan.ell_width;
-        if k > 0 {
-            let args = KernelArgs::new()
-                .push(st.rows as i32)
-                .push(k as i32)
-                .push(rp_dev)
-                .push(ci)
-                .push(va)
-                .push(col)
-                .push(val)
-                .push(slot);
-            // SAFETY: brc_ell_fill_<T>(int rows, int k, const int* rp, const int* ci, const T*
-            // va, int* col, T* val, unsigned* slot): rp, ci, va are tessera's int32 CSR of
-            // `rows` rows; col and val hold the plan's slots, of which the first rows * k
-            // (< 2^32, format::plan) are the ELL part, slot nnz entries; whole warps (128
-            // threads a block), one per 32 rows.
-            unsafe {
-                launch(
-                    dev,
-                    &kernels.ell_fill,
-                    st.rows.div_ceil(32).div_ceil(4),
-                    128,
-                    stream,
-                    args,
-                )?
-            };
-        }
-        let blocks = plan.num_blocks();
-        if blocks > 0 {
-            let starts =
-                DeviceBuffer::from_slice(dev, stream, &plan.piece_start, "BRC piece starts")?;
-            let lens = DeviceBuffer::from_slice(dev, stream, &plan.piece_len, "BRC piece lengths")?;
-            let info = block_info(&plan);
-            let info = DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?;
-            let args = KernelArgs::new()
-                .push(blocks as i32)
-                .push(plan.ell_slots() as u32)
-                .push(info.addr())
-                .push(starts.addr())
-                .push(lens.addr())
-                .push(ci)
-                .push(va)
-                .push(col)
-                .push(val)
-                .push(slot);
-            // SAFETY: brc_fill_<T>(int blocks, unsigned ell_slots, const uint2* block_info,
-            // const unsigned* piece_start, const unsigned* piece_len, const int* ci, const T*
-            // va, int* col, T* val, unsigned* slot): block_info has `blocks` entries whose slots
-            // (ell_slots + offset + T * 32) lie within plan.slots (format::plan checked the
-            // total fits in 32 bits), piece_start/piece_len 32 per block naming entries < nnz
-            // of the int32 CSR ci/va, slot nnz entries; whole warps (128 threads a block), one
-            // per BRC block. The temporaries are freed after the launch is queued: in the
-            // stream's order under allocating_on (AUTO's background build), after a wait for
-            // the device otherwise (DeviceBuffer's drop).
-            unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
-        }
-        let queued = us(t0);
-        let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
-        trace(2, || {
-            let done = match crate::backend::cuda::synchronize(dev, stream) {
-                Ok(()) => format!("done at {:.1} us", us(t0)),
-                Err(e) => format!("its wait failed: {e}"),
-            };
-            format!(
-                "BRC's device fill of {} rows, {} slots: row offsets read at {read:.1} us, rule and plan at {planned:.1} us, fill queued at {queued:.1} us, plan arrays uploaded at {:.1} us, {done}",
-                st.rows, plan.slots, us(t0)
-            )
-        });
-        let how = format!(
-            "planned from the row offsets and filled on the device; {}; {sm} SMs",
-            rule.why
-        );
-        Ok(BrcGpu {
-            kernels,
-            text: format!("{p} {}; {how}", on.summary),
-            on,
-            params: p,
             dev: dev.clone(),
             _t: PhantomData,
         })
