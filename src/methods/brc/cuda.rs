@@ -383,6 +383,27 @@ pub struct BrcGpu<T> {
     _t: PhantomData<T>,
 }
 
+impl<T: Scalar> BrcGpu<T> {
+    /// The method over `on`, built with `params`; `how` says how they were chosen and built
+    /// (`info`'s params: the parameters, the format's summary, then `how`).
+    fn assemble(
+        kernels: Kernels,
+        dev: &Arc<Device>,
+        on: OnDevice,
+        params: Params,
+        how: &str,
+    ) -> Self {
+        BrcGpu {
+            kernels,
+            text: format!("{params} {}; {how}", on.summary),
+            on,
+            params,
+            dev: dev.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
 impl<T: Scalar> std::fmt::Debug for BrcGpu<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "BrcGpu({})", self.text)
@@ -426,14 +447,7 @@ impl<T: Scalar> BrcOnHost<T> {
         stream: Stream,
     ) -> Result<BrcGpu<T>> {
         let on = OnDevice::upload(dev, stream, &self.f, self.params.format_key())?;
-        Ok(BrcGpu {
-            kernels,
-            text: format!("{} {}; {}", self.params, on.summary, self.how),
-            on,
-            params: self.params,
-            dev: dev.clone(),
-            _t: PhantomData,
-        })
+        Ok(BrcGpu::assemble(kernels, dev, on, self.params, &self.how))
     }
 }
 
@@ -497,15 +511,7 @@ impl<T: Scalar> BrcGpu<T> {
                 (p, on, format!("{}; {text}{online}", rule.why))
             }
         };
-        let text = format!("{params} {}; {how}", on.summary);
-        Ok(BrcGpu {
-            kernels,
-            on,
-            params,
-            dev: dev.clone(),
-            text,
-            _t: PhantomData,
-        })
+        Ok(Self::assemble(kernels, dev, on, params, &how))
     }
 
     /// The pure ELL form (k = the longest row) built on the device from `csr`: the same arrays
@@ -593,14 +599,7 @@ impl<T: Scalar> BrcGpu<T> {
             "built on the device: pure ELL k = longest row {k} (<= {DEVICE_ELL_MAX_PADDING} x mean {:.2})",
             st.mean
         );
-        Ok(BrcGpu {
-            kernels,
-            text: format!("{params} {}; {how}", on.summary),
-            on,
-            params,
-            dev: dev.clone(),
-            _t: PhantomData,
-        })
+        Ok(Self::assemble(kernels, dev, on, params, &how))
     }
 
     /// [`BrcGpu::prepare`]'s device fill whatever `TESSERA_BRC_DEVICE_FILL` says (tests: it
@@ -664,15 +663,7 @@ impl<T: Scalar> BrcGpu<T> {
         }
         let kernels = load::<T>(dev)?;
         let on = build_and_upload(dev, stream, req, params)?;
-        let text = format!("{params} {}; {why}", on.summary);
-        Ok(BrcGpu {
-            kernels,
-            on,
-            params,
-            dev: dev.clone(),
-            text,
-            _t: PhantomData,
-        })
+        Ok(Self::assemble(kernels, dev, on, params, why))
     }
 
     /// QUICK/EXHAUSTIVE: times every candidate on the matrix ([`pick_fastest`]: the fixed rule,

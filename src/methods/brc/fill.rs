@@ -13,7 +13,6 @@ use crate::methods::brc::host::variant_for;
 use crate::methods::brc::params;
 use crate::methods::Request;
 use crate::scalar::Scalar;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 impl<T: Scalar> BrcGpu<T> {
@@ -133,13 +132,6 @@ impl<T: Scalar> BrcGpu<T> {
             "planned from the row offsets and filled on the device; {}; {sm} SMs",
             rule.why
         );
-        Ok(BrcGpu {
-            kernels,
-            text: format!("{p} {}; {how}", on.summary),
-            on,
-            params: p,
-            dev: dev.clone(),
-            _t: PhantomData,
-        })
+        Ok(Self::assemble(kernels, dev, on, p, &how))
     }
 }
