@@ -149,6 +149,16 @@ __device__ __forceinline__ void brc_reduce(int n, const unsigned *__restrict__ r
     }
 }
 
+// The column a padding lane of a warp stores for one slot, as format.rs pads: the column of the
+// nearest lane below it with an entry there (the nearest row above), else of the lowest lane
+// with one, else 0. `c` is the lane's own column (0 where it has none). Every lane calls it.
+__device__ __forceinline__ int brc_pad_column(bool has, int c, int lane) {
+    const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
+    const unsigned above = with & ((1u << lane) - 1u);
+    const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
+    return __shfl_sync(TESSERA_FULL_MASK, c, src);
+}
+
 // brc_ell_build_<T>: the ELL part of a pure-ELL hybrid (k = the longest row: no BRC blocks),
 // built on the device from tessera's CSR, exactly as format.rs builds it on the host: slot
 // (row i, j) at j*rows + i holds row i's j-th entry; value_slot[e] names the slot of CSR entry
@@ -199,28 +209,13 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
     for (int j = 0; j < k; ++j) {
         const bool has = j < len;
         const int c = has ? s_col[lane * k + j] : 0;
-        const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
-        const unsigned above = with & ((1u << lane) - 1u);
-        // The nearest row above with an entry, else the first one in the group, else lane 0
-        // (whose column is then 0 too: no row of the group has one).
-        const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
-        const int pad = __shfl_sync(TESSERA_FULL_MASK, c, src);
+        const int pad = brc_pad_column(has, c, lane);
         if (row) {
             const unsigned s = (unsigned)j * (unsigned)rows + (unsigned)i;
             col[s] = has ? c : pad;
             val[s] = has ? s_val[lane * k + j] : T(0);
         }
     }
-}
-
-// The column a padding lane of a warp stores for one slot, as format.rs pads: the column of the
-// nearest lane below it with an entry there (the nearest row above), else of the lowest lane
-// with one, else 0. `c` is the lane's own column (0 where it has none). Every lane calls it.
-__device__ __forceinline__ int brc_pad_column(bool has, int c, int lane) {
-    const unsigned with = __ballot_sync(TESSERA_FULL_MASK, has);
-    const unsigned above = with & ((1u << lane) - 1u);
-    const int src = above ? 31 - __clz(above) : (with ? __ffs(with) - 1 : 0);
-    return __shfl_sync(TESSERA_FULL_MASK, c, src);
 }
 
 // brc_fill_<T>: the blocks of a BRC form (B1 = 32) filled on the device from tessera's CSR, from

@@ -3,7 +3,7 @@
 //! `brc_fill` (kernels/brc.cu) place the columns, values and value map from the device CSR. A
 //! child module of cuda.rs, whose `BrcGpu` it makes.
 
-use super::{block_info, BrcGpu, Kernels, OnDevice};
+use super::{BrcGpu, Kernels, OnDevice};
 use crate::backend::cuda::csr::GpuCsr;
 use crate::backend::cuda::{launch, Device, DeviceBuffer, KernelArgs, Stream};
 use crate::backend::trace;
@@ -60,6 +60,9 @@ impl<T: Scalar> BrcGpu<T> {
             "BRC's format (values, columns, value map)",
         )?;
         let (val, col, slot) = (arrays[0].addr(), arrays[1].addr(), arrays[2].addr());
+        // The format's metadata (its block table among it) first: the fill reads that table.
+        let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
+        let uploaded = us(t0);
         let k = plan.ell_width;
         if k > 0 {
             let args = KernelArgs::new()
@@ -92,12 +95,10 @@ impl<T: Scalar> BrcGpu<T> {
             let starts =
                 DeviceBuffer::from_slice(dev, stream, &plan.piece_start, "BRC piece starts")?;
             let lens = DeviceBuffer::from_slice(dev, stream, &plan.piece_len, "BRC piece lengths")?;
-            let info = block_info(&plan);
-            let info = DeviceBuffer::from_slice(dev, stream, &info, "BRC block offsets/widths")?;
             let args = KernelArgs::new()
                 .push(blocks as i32)
                 .push(plan.ell_slots() as u32)
-                .push(info.addr())
+                .push(on.block_info.addr())
                 .push(starts.addr())
                 .push(lens.addr())
                 .push(ci)
@@ -117,15 +118,14 @@ impl<T: Scalar> BrcGpu<T> {
             unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
         }
         let queued = us(t0);
-        let on = OnDevice::with_plan::<T>(dev, stream, &plan, p.format_key(), arrays)?;
         trace(2, || {
             let done = match crate::backend::cuda::synchronize(dev, stream) {
                 Ok(()) => format!("done at {:.1} us", us(t0)),
                 Err(e) => format!("its wait failed: {e}"),
             };
             format!(
-                "BRC's device fill of {} rows, {} slots: row offsets read at {read:.1} us, rule and plan at {planned:.1} us, fill queued at {queued:.1} us, plan arrays uploaded at {:.1} us, {done}",
-                st.rows, plan.slots, us(t0)
+                "BRC's device fill of {} rows, {} slots: row offsets read at {read:.1} us, rule and plan at {planned:.1} us, plan arrays uploaded at {uploaded:.1} us, fill queued at {queued:.1} us, {done}",
+                st.rows, plan.slots
             )
         });
         let how = format!(
