@@ -60,6 +60,9 @@ pub use crate::methods::{implemented, IMPLEMENTED};
 /// there: on the 16 training pairs BCCOO had, HOLA was faster on 14 (4-22%), BCCOO on 2 (4-9%:
 /// power-law 2^14, second seed), H100, session 19's run D (notes/auto.md). They now take the
 /// rule of the methods over the CSR arrays ([`over_csr`]), which gives them HOLA.
+/// The same BRC, above the same size, for rows whose lengths have a graph's heavy tail
+/// ([`heavy_tailed`]) whatever their empty rows: the fit's split on empty rows stood for that
+/// tail on its training set, which had no graph with 1-37% empty rows.
 ///
 /// `deterministic` keeps CSR_VECTOR (HOLA, BRC and BCCOO combine shared rows with float
 /// atomics). `sm` is the device's SM count (the host backend's fixed rules use 14).
@@ -81,7 +84,7 @@ pub fn heuristic(stats: &RowStats, val_bytes: usize, deterministic: bool, sm: u3
     if crate::methods::csr_vector::sliced::suits(stats, val_bytes) {
         return Algorithm::CsrVector;
     }
-    if stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64
+    if (stats.empty_rows as f64 > GRAPH_EMPTY_ROWS * stats.rows as f64 || heavy_tailed(stats))
         && stats.nnz as f64 > GRAPH_BRC_NNZ_PER_SM * sm.max(1) as f64
     {
         return Algorithm::Brc;
@@ -121,6 +124,36 @@ const HALF_DENSE: f64 = 0.5;
 fn dense_for_tile(stats: &RowStats, density: f64) -> bool {
     stats.nnz >= 1_000_000 && stats.nnz as f64 >= density * stats.rows as f64 * stats.cols as f64
 }
+
+/// Row lengths spread like a graph's degrees (a heavy tail from rows of few or no entries):
+/// a standard deviation above [`HEAVY_TAIL_CV`] times the mean, and a shortest row under half
+/// the mean. The second part leaves out matrices whose rows are nearly all of one length with
+/// a few very long ones (circuits: rows of 5 and four of 100,000, a coefficient of variation of
+/// 37), which HOLA's non-zero split serves and BRC's row blocks do not.
+///
+/// Measured on an H200 (session 35, run B, `tessera bench --steady --methods hola,brc`, µs per
+/// product, f64 / f32; bench-results/h200-2026-11-27-s35/run-b-spans-powerlaw/): R-MAT
+/// power-law graphs with 11-35% empty rows, inside the training set's gap of
+/// [`GRAPH_EMPTY_ROWS`] (none from 1% to 37%), where the rule gave HOLA (and still gives
+/// CSR_VECTOR's sliced mode to 2^15 x 32 in f32, which comes first): 2^15 x 32 (24% empty,
+/// variation 4.1) BRC 12.2 / 10.1 against HOLA 12.7 / 10.9; 2^16 x 64 (18%) 23.6 / 13.5
+/// against 33.4 / 29.6; 2^16 x 128 (11%) 33.3 / 23.9 against 58.9 / 52.4; 2^17 x 64 (20%) 43.2
+/// / 32.5 against 62.3 / 60.5; 2^18 x 64 (23%) 99.2 / 77.7 against 121.5 / 118.6; 2^18 x 32
+/// (32%) 55.0 / 43.8 against 64.0 / 59.5; 2^19 x 32 (35%) 111.8 / 93.6 against 124.9 / 117.1.
+/// HOLA was slower than cuSPARSE on eleven of those fourteen (0.86-0.98), BRC faster on all
+/// (1.04-2.02). Left out by the shortest row: circuit 10^6 (BRC 55.5 / 50.0 against HOLA 43.1
+/// / 39.1). The empty-row generator (50% empty, variation 2.5) already takes BRC by its empty
+/// rows, and AUTO's trial sends it back to HOLA (BRC 137.9 / 126.1 against 129.8 / 122.5): the
+/// trial times every format AUTO swaps in against the method it replaces.
+fn heavy_tailed(stats: &RowStats) -> bool {
+    let mean = stats.mean;
+    mean > 0.0 && stats.std_dev > HEAVY_TAIL_CV * mean && (stats.min as f64) < 0.5 * mean
+}
+
+/// The coefficient of variation of the row lengths from which [`heavy_tailed`] counts them as a
+/// graph's degrees: the R-MAT graphs above have 3.8 to 9.1, the even and banded rows of the
+/// suite well under 1.
+const HEAVY_TAIL_CV: f64 = 2.0;
 
 /// The fraction of empty rows above which [`heuristic`] gives a matrix a format of its own
 /// (the fitted split: the training matrices have either at most 1% or 37-50% empty rows).
@@ -166,7 +199,7 @@ pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
 /// of [`over_csr`]): a row longer than 8x the mean, a mean above 128, or at least 4M non-zeros
 /// with 10 or more per row. The cuSPARSE drop-in leaves such matrices to cuSPARSE.
 pub fn needs_split(stats: &RowStats) -> bool {
-    let long_rows = stats.max as f64 > 8.0 * stats.mean.max(1.0);
+    let long_rows = crate::methods::csr_vector::sliced::has_long_rows(stats);
     let wide = stats.mean > 128.0;
     let large = stats.nnz >= 4_000_000 && stats.mean >= 10.0;
     long_rows || wide || large
@@ -684,6 +717,39 @@ mod tests {
             background_plan(&small, 8, Algorithm::Auto, Tuning::None, false, 132, true),
             None
         );
+    }
+
+    #[test]
+    fn heavy_tailed_rows_get_brc_whatever_their_empty_rows() {
+        // R-MAT with 27% empty rows (inside the fit's gap) and a spread of 4.8: BRC, built in
+        // the background behind HOLA, when large per SM.
+        let graph = stats("gen:powerlaw:16,32,1");
+        let empty = graph.empty_rows as f64 / graph.rows as f64;
+        assert!(empty > 0.01 && empty < GRAPH_EMPTY_ROWS, "{empty}");
+        assert!(heavy_tailed(&graph));
+        assert_eq!(heuristic(&graph, 8, false, 132), Algorithm::Brc);
+        assert_eq!(heuristic(&graph, 4, false, 132), Algorithm::Brc);
+        assert_eq!(heuristic(&graph, 8, false, 2000), Algorithm::Hola);
+        assert_eq!(
+            background_plan(&graph, 8, Algorithm::Auto, Tuning::None, false, 132, true)
+                .filter(|_| background_enabled()),
+            background_enabled().then_some((Algorithm::Hola, Algorithm::Brc))
+        );
+        // A circuit: rows of 5 with a few of thousands spread more, but its shortest row is
+        // the common one: HOLA.
+        let circuit = stats("gen:circuit:200000,5,4,20000,2");
+        assert!(circuit.std_dev > HEAVY_TAIL_CV * circuit.mean && !heavy_tailed(&circuit));
+        assert_eq!(heuristic(&circuit, 8, false, 132), Algorithm::Hola);
+        // Even rows, a band, uniform random rows: no tail.
+        for m in [
+            "gen:uniform:300000,16,1",
+            "gen:lap3d7:40",
+            "gen:random:20000,20000,100,2",
+        ] {
+            assert!(!heavy_tailed(&stats(m)), "{m}");
+        }
+        // Determinism keeps CSR_VECTOR.
+        assert_eq!(heuristic(&graph, 8, true, 132), Algorithm::CsrVector);
     }
 
     #[test]

@@ -542,6 +542,7 @@ impl<T: Scalar> Matrix<T> {
             }
             _ => None,
         };
+        crate::backend::span("final: light made");
         let same_hola = now == Algorithm::Hola && hola_params::fixed_rule(&stats) == prov.params;
         // Without rows that need combining, the final HOLA runs its core kernel alone (no
         // carry ring, no gate) over the provisional one's row starts, in at once when the grid
@@ -572,9 +573,11 @@ impl<T: Scalar> Matrix<T> {
             // carry mode it runs in.
             bgs.push(light_build(now, stats, self.values_gen, dev, &gpu.csr)?);
         }
+        crate::backend::span("final: light spawned");
         for &(target, after) in &later {
             bgs.push(self.spawn_gpu(dev, &gpu.csr, target, stats, false, None, after, &gpu.trial)?);
         }
+        crate::backend::span("final: later spawned");
         super::trace(|| {
             format!(
                 "the arrays' check: sound; AUTO: {now}{}",

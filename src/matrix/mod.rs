@@ -706,6 +706,7 @@ impl<T: Scalar> Matrix<T> {
             if let Some((new, old)) = swapped {
                 gpu.trial.begin(new, old);
             }
+            crate::backend::span("spmv: swap polled");
             let (trial, plain) = (&gpu.trial, op == Operation::NonTranspose);
             let timed = if plain {
                 trial.before(dev, stream, || gpu.forms.try_exchange_last())
@@ -713,6 +714,7 @@ impl<T: Scalar> Matrix<T> {
                 trial.untimed(stream);
                 None
             };
+            crate::backend::span("spmv: trial before");
             let running = gpu.forms.running();
             let r = match op {
                 Operation::NonTranspose => running.method.spmv(&gpu.csr, stream, alpha, x, beta, y),
@@ -720,6 +722,7 @@ impl<T: Scalar> Matrix<T> {
                     .method
                     .spmv_transpose(&gpu.csr, stream, alpha, x, beta, y),
             };
+            crate::backend::span("spmv: launched");
             if let Some(t) = timed {
                 trial.after(t, stream, r.is_ok());
             }

@@ -124,9 +124,23 @@ fn shape(stats: &RowStats, val_bytes: usize, slice_bytes: usize) -> Option<(usiz
     let slices = stats.cols.div_ceil(width);
     let worth = slices >= 2
         && stats.col_spread >= MIN_SPREAD * stats.cols as f64
-        && stats.mean / slices as f64 >= MIN_PER_SLICE;
+        && stats.mean / slices as f64 >= MIN_PER_SLICE
+        && !has_long_rows(stats);
     worth.then_some((width, slices))
 }
+
+/// A row longer than [`LONG_ROW`] times the mean: one row group reads all of it, slice by
+/// slice, while the others wait (the rule by which `select::heuristic` sends such rows to HOLA
+/// when they are not sliced). Session 35's run C (H200): R-MAT power-law 2^16 x 128 (rows of
+/// up to 22,970 entries, mean 128) sliced in 6 slices ran 205 µs a product in f64 against
+/// cuSPARSE's 55.5, BRC's 33.3 and HOLA's 58.9; 2^16 x 64 in f32 (3 slices) 163 µs against
+/// 25.9 (BRC 13.5).
+pub(crate) fn has_long_rows(stats: &RowStats) -> bool {
+    stats.max as f64 > LONG_ROW * stats.mean.max(1.0)
+}
+
+/// See [`has_long_rows`].
+pub(crate) const LONG_ROW: f64 = 8.0;
 
 /// The fraction of the columns a row's entries must spread over, on average (first to last
 /// column), for the sliced mode.
@@ -267,6 +281,23 @@ mod tests {
         assert!(!suits(&lp(400, 1_000_000, 2000), 8));
         assert!(!suits(&lp(100_000, 10_000, 100), 8));
         assert!(!suits(&lp(0, 10, 0), 8));
+    }
+
+    #[test]
+    fn a_graph_whose_longest_row_is_many_times_the_mean_is_not_sliced() {
+        // R-MAT 2^16 x 128's statistics: 6 slices of 21 entries per row in f64, 3 of 43 in
+        // f32, spread over all the columns, but rows of up to 22,970 entries.
+        let mut graph = lp(65_536, 65_536, 128);
+        graph.col_spread = 50_000.0;
+        assert!(suits(&graph, 8) && suits(&graph, 4));
+        graph.max = 22_970;
+        graph.min = 0;
+        assert!(has_long_rows(&graph));
+        assert!(!suits(&graph, 8) && !suits(&graph, 4));
+        assert!(rule(&graph, 8, H100).is_none());
+        // Eight times the mean is still even enough.
+        graph.max = 8 * 128;
+        assert!(suits(&graph, 8));
     }
 
     #[test]
