@@ -41,6 +41,8 @@ pub struct Device {
     /// Page-locked buffers for uploads from pageable memory (`memory::upload_staged`), made at
     /// the first large upload.
     pub(super) staging: Mutex<Option<super::memory::Staging>>,
+    /// The page-locked buffer of small read-backs (`readback::copy`), made at the first.
+    pub(super) readback: Mutex<Option<super::readback::Readback>>,
     /// [`SCRATCH_BYTES`] of device memory for work that waits before it returns: an
     /// inspection's status words ([`Device::scratch`]).
     scratch: Mutex<Scratch>,
@@ -259,6 +261,7 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
             staging: Mutex::new(None),
+            readback: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
             spare_streams: Mutex::new(Vec::new()),
@@ -601,6 +604,16 @@ impl Drop for Device {
         {
             if let Ok(_g) = self.enter() {
                 st.release();
+            }
+        }
+        if let Some(mut rb) = self
+            .readback
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            if let Ok(_g) = self.enter() {
+                rb.release();
             }
         }
         if let Some(Some(mut pool)) = self.pool.take() {

@@ -129,6 +129,12 @@ pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [
     if bytes == 0 {
         return Ok(());
     }
+    // SAFETY: dst is bytes writable host bytes; src the caller's readable device memory.
+    if let Some(r) =
+        unsafe { super::readback::copy(dev, stream, src, dst.as_mut_ptr().cast(), bytes) }
+    {
+        return r;
+    }
     let _g = dev.enter()?;
     // SAFETY: dst is bytes writable host bytes; src is readable device memory of at least that
     // size (checked by the caller with check_device_accessible or owned by tessera).

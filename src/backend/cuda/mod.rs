@@ -32,6 +32,7 @@ mod loading;
 mod memory;
 pub mod nvrtc;
 mod pool;
+mod readback;
 pub mod scan;
 mod stream;
 
