@@ -2,7 +2,8 @@
 //! f64 product (f32/f64, both operations, alpha/beta cases with NaN in y for beta = 0), tuning,
 //! the C API with host and device input arrays (1-based, i64), update_values from host and
 //! device memory, a non-default stream, CUDA graph capture and replay, device allocation
-//! failure, pointer checks and the on-disk module cache. Without a GPU every test prints one
+//! failure, pointer checks, the on-disk module cache and a background build's copies through the
+//! bounce buffer. Without a GPU every test prints one
 //! "skipped: no CUDA device" line and returns.
 
 mod common;
@@ -629,4 +630,40 @@ fn a_matrix_outlives_its_handle_and_four_threads_multiply_it_through_their_own_h
             });
         }
     });
+}
+
+#[test]
+fn a_background_builds_copies_of_several_mib_arrive_whole_both_ways() {
+    // Inside allocating_on (a background build's device half) copies to and from pageable
+    // memory go through the device's 1 MiB page-locked bounce buffer in chunks; outside it,
+    // through the driver. 5 MiB and three values: five whole chunks and a partial one; and one
+    // small copy.
+    use tessera::backend::cuda::{allocating_on, copy_to_host, OwnedStream};
+    let Some(h) = gpu() else { return };
+    let dev = h.cuda().unwrap().clone();
+    let own = OwnedStream::new(&dev).unwrap();
+    for n in [(5 << 20) / 4 + 3, 77] {
+        let src: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        for background in [false, true] {
+            let run = || -> Result<Vec<u32>, tessera::Error> {
+                let b = DeviceBuffer::from_slice(&dev, own.stream(), &src, "a test's array")?;
+                let mut back = vec![0u32; n];
+                copy_to_host(&dev, own.stream(), b.addr(), &mut back)?;
+                Ok(back)
+            };
+            let back = if background {
+                allocating_on(own.stream(), run)
+            } else {
+                run()
+            }
+            .unwrap();
+            let first_wrong = back.iter().zip(&src).position(|(a, b)| a != b);
+            assert_eq!(
+                first_wrong, None,
+                "{n} values, in a background build: {background}"
+            );
+        }
+    }
 }

@@ -41,8 +41,8 @@ pub struct Device {
     /// Page-locked buffers for uploads from pageable memory (`memory::upload_staged`), made at
     /// the first large upload.
     pub(super) staging: Mutex<Option<super::memory::Staging>>,
-    /// The page-locked buffer of small read-backs (`readback::copy`), made at the first.
-    pub(super) readback: Mutex<Option<super::readback::Readback>>,
+    /// The page-locked buffer of copies up to 16 MiB (`bounce.rs`), made at the first.
+    pub(super) bounce: Mutex<Option<super::bounce::Bounce>>,
     /// [`SCRATCH_BYTES`] of device memory for work that waits before it returns: an
     /// inspection's status words ([`Device::scratch`]).
     scratch: Mutex<Scratch>,
@@ -261,7 +261,7 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             embedded: Mutex::new(HashMap::new()),
             staging: Mutex::new(None),
-            readback: Mutex::new(None),
+            bounce: Mutex::new(None),
             scratch: Mutex::new(Scratch::default()),
             spare_events: Mutex::new(Vec::new()),
             spare_streams: Mutex::new(Vec::new()),
@@ -607,7 +607,7 @@ impl Drop for Device {
             }
         }
         if let Some(mut rb) = self
-            .readback
+            .bounce
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
             .take()

@@ -123,7 +123,9 @@ pub fn check_device_accessible(dev: &Device, ptr: u64, bytes: usize, name: &str)
 }
 
 /// Copies `dst.len()` elements from device-readable memory at `src` to the host, ordered on
-/// `stream`, and waits for the copy.
+/// `stream`, and waits for the copy. Inside a background build (up to 16 MiB) through the
+/// device's page-locked bounce buffer (`bounce.rs`: the driver's pageable path would hold up
+/// the caller's launches meanwhile).
 pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [T]) -> Result<()> {
     let bytes = std::mem::size_of_val(dst);
     if bytes == 0 {
@@ -131,7 +133,7 @@ pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [
     }
     // SAFETY: dst is bytes writable host bytes; src the caller's readable device memory.
     if let Some(r) =
-        unsafe { super::readback::copy(dev, stream, src, dst.as_mut_ptr().cast(), bytes) }
+        unsafe { super::bounce::to_host(dev, stream, src, dst.as_mut_ptr().cast(), bytes) }
     {
         return r;
     }
@@ -153,11 +155,21 @@ pub fn copy_to_host<T: Copy>(dev: &Device, stream: Stream, src: u64, dst: &mut [
 }
 
 /// Copies `src` from the host to device memory at `dst`, ordered on `stream`, and waits (so
-/// `src` may be freed at once).
+/// `src` may be freed at once). Inside a background build (up to 16 MiB) through the device's
+/// page-locked bounce buffer, as [`copy_to_host`].
 pub fn copy_to_device<T: Copy>(dev: &Device, stream: Stream, src: &[T], dst: u64) -> Result<()> {
     let bytes = std::mem::size_of_val(src);
     if bytes == 0 {
         return Ok(());
+    }
+    // Copies queued to be waited for together (copies_waited_once) keep the driver's path.
+    if ONE_WAIT.with(|w| w.get()) != Some(stream.0) {
+        // SAFETY: src is bytes readable host bytes; dst is device memory of at least that size.
+        if let Some(r) =
+            unsafe { super::bounce::to_device(dev, stream, src.as_ptr().cast(), dst, bytes) }
+        {
+            return r;
+        }
     }
     let _g = dev.enter()?;
     // SAFETY: src is bytes readable host bytes; dst is device memory of at least that size
@@ -227,6 +239,11 @@ pub fn allocating_as_a_caller<R>(f: impl FnOnce() -> R) -> R {
     let r = f();
     AS_CALLER.with(|s| s.set(old));
     r
+}
+
+/// True inside [`allocating_on`]: a background build's device half, beside a caller's products.
+pub(super) fn in_background_build() -> bool {
+    ALLOC_STREAM.with(|s| s.get().is_some())
 }
 
 /// Whether this thread's next allocation (outside [`allocating_on`]) comes from tessera's pool.

@@ -17,6 +17,7 @@
 //! are compiled by NVRTC and kept on disk ([`cache`]); either way they are kept per device
 //! context in memory (shared by all handles of the device, and alive while any handle or matrix
 //! of the device is).
+mod bounce;
 pub mod builtin;
 pub mod cache;
 pub mod check;
@@ -32,7 +33,6 @@ mod loading;
 mod memory;
 pub mod nvrtc;
 mod pool;
-mod readback;
 pub mod scan;
 mod stream;
 
