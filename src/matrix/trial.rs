@@ -369,12 +369,17 @@ struct Running {
     pending: Vec<(usize, Side, usize)>,
     /// The sample now open: its event pair, side and the stream its products run on.
     open: Option<Open>,
+    /// Samples opened so far (the next one's id).
+    opened: u64,
 }
 
 /// A sample some of whose products are launched.
 #[derive(Debug, Clone, Copy)]
 struct Open {
     slot: usize,
+    /// Which sample this is (samples reuse their slots): a product's [`Timing`] names it, so
+    /// that a late `after` of an earlier sample's product never records into a later one.
+    id: u64,
     side: Side,
     stream: Stream,
     /// Its end event has been recorded after one of its products ([`Trial::after`]). Until
@@ -385,6 +390,29 @@ struct Open {
 }
 
 impl Running {
+    /// The open sample, if it is the one `t` times: not one closed since `t`'s product was
+    /// launched whose slot a later sample took (a product on another thread, between its
+    /// launch and its `after`; its end record would date the later sample's end before its
+    /// start, on another stream).
+    fn open_for(&mut self, t: &Timing) -> Option<&mut Open> {
+        self.open
+            .as_mut()
+            .filter(|o| o.slot == t.slot && o.id == t.id)
+    }
+
+    /// Opens a sample in `slot` for `side` on `stream`: its id.
+    fn open_in(&mut self, slot: usize, side: Side, stream: Stream) -> u64 {
+        self.opened += 1;
+        self.open = Some(Open {
+            slot,
+            id: self.opened,
+            side,
+            stream,
+            ended: false,
+        });
+        self.opened
+    }
+
     /// Gives up the open sample, if any (its start event is recorded, its end never will be).
     fn abort(&mut self) {
         if let Some(o) = self.open.take() {
@@ -424,6 +452,8 @@ impl Running {
 #[derive(Debug)]
 pub(super) struct Timing {
     slot: usize,
+    /// The sample's id ([`Open::id`]).
+    id: u64,
     last: bool,
 }
 
@@ -502,6 +532,7 @@ impl Trial {
             free: (0..SLOTS).rev().collect(),
             pending: Vec::new(),
             open: None,
+            opened: 0,
         });
         self.active.store(true, Ordering::Release);
     }
@@ -602,20 +633,16 @@ impl Trial {
                 run.verdict.abort();
                 return None;
             };
-            run.open = Some(Open {
-                slot,
-                side: mark.side,
-                stream,
-                ended: false,
-            });
+            run.open_in(slot, mark.side, stream);
             if events[slot].0.record(stream).is_err() {
                 run.abort();
                 return None;
             }
         }
-        let slot = run.open?.slot;
+        let open = run.open?;
         Some(Timing {
-            slot,
+            slot: open.slot,
+            id: open.id,
             last: mark.last,
         })
     }
@@ -632,14 +659,14 @@ impl Trial {
         let Some(run) = st.as_mut() else {
             return;
         };
-        let Some(o) = run.open.filter(|o| o.slot == t.slot) else {
+        let Some(o) = run.open_for(&t).copied() else {
             return;
         };
         if !launched || events[t.slot].1.record(stream).is_err() {
             run.abort();
             return;
         }
-        if let Some(o) = run.open.as_mut() {
+        if let Some(o) = run.open_for(&t) {
             o.ended = true;
         }
         if t.last {

@@ -312,6 +312,7 @@ fn a_sample_whose_end_is_not_recorded_yet_is_given_up_not_read() {
             free: vec![1],
             pending: Vec::new(),
             open: None,
+            opened: 0,
         };
         let mark = std::iter::repeat_with(|| run.verdict.launch())
             .take(10)
@@ -319,12 +320,8 @@ fn a_sample_whose_end_is_not_recorded_yet_is_given_up_not_read() {
             .next()
             .expect("a sample opens after the warm products");
         assert!(mark.first && !mark.last, "the first of a sample of two");
-        run.open = Some(Open {
-            slot: 0,
-            side: mark.side,
-            stream: Stream(0),
-            ended,
-        });
+        run.open_in(0, mark.side, Stream(0));
+        run.open.as_mut().unwrap().ended = ended;
         run.close();
         assert!(run.open.is_none(), "closed either way");
         if ended {
@@ -335,4 +332,39 @@ fn a_sample_whose_end_is_not_recorded_yet_is_given_up_not_read() {
             assert_eq!(run.free, vec![1, 0], "its events free again");
         }
     }
+}
+
+#[test]
+fn a_late_after_of_an_earlier_sample_never_marks_a_later_one_in_the_same_slot() {
+    // A product of sample 1 (slot 0, stream 1) is between its launch and its `after` on one
+    // thread; meanwhile another thread closes sample 1, it is read, and sample 2 takes slot 0
+    // on stream 2. The late `after` must not record sample 2's end on stream 1 (whose end
+    // could then complete before its start: cuEventElapsedTime's NOT_READY in session 35's
+    // memcheck of gpu_background).
+    let mut run = Running {
+        verdict: Verdict::new(true, Side::New, 2),
+        new: Algorithm::Brc,
+        old: Algorithm::Hola,
+        free: Vec::new(),
+        pending: Vec::new(),
+        open: None,
+        opened: 0,
+    };
+    let first = run.open_in(0, Side::New, Stream(1));
+    let late = Timing {
+        slot: 0,
+        id: first,
+        last: false,
+    };
+    assert!(run.open_for(&late).is_some(), "its own sample");
+    run.open = None;
+    let second = run.open_in(0, Side::Old, Stream(2));
+    assert_ne!(first, second);
+    assert!(run.open_for(&late).is_none(), "the slot's later sample");
+    let own = Timing {
+        slot: 0,
+        id: second,
+        last: true,
+    };
+    assert_eq!(run.open_for(&own).map(|o| o.stream), Some(Stream(2)));
 }
