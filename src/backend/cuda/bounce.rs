@@ -103,24 +103,19 @@ pub(super) unsafe fn to_host(
     bytes: usize,
 ) -> Option<Result<()>> {
     let (_slot, buf) = take(dev, stream, bytes)?;
-    let done = (|| {
-        let _g = dev.enter()?;
-        for off in (0..bytes).step_by(BOUNCE_BYTES) {
-            let n = BOUNCE_BYTES.min(bytes - off);
-            // SAFETY: buf holds BOUNCE_BYTES >= n page-locked bytes that no one else uses while
-            // the mutex is held; src + off .. + n lies in the caller's readable device memory.
-            check(
-                unsafe { sys::cuMemcpyDtoHAsync_v2(buf.cast(), src + off as u64, n, stream.raw()) },
-                "cuMemcpyDtoHAsync",
-            )?;
-            super::synchronize(dev, stream)?;
-            // SAFETY: the chunk has arrived (the stream was waited for); dst + off .. + n is
-            // within the caller's writable bytes and does not overlap our buffer.
-            unsafe { std::ptr::copy_nonoverlapping(buf, dst.add(off), n) };
-        }
+    Some(in_chunks(dev, bytes, |off, n| {
+        // SAFETY: buf holds BOUNCE_BYTES >= n page-locked bytes that no one else uses while the
+        // mutex is held; src + off .. + n lies in the caller's readable device memory.
+        check(
+            unsafe { sys::cuMemcpyDtoHAsync_v2(buf.cast(), src + off as u64, n, stream.raw()) },
+            "cuMemcpyDtoHAsync",
+        )?;
+        super::synchronize(dev, stream)?;
+        // SAFETY: the chunk has arrived (the stream was waited for); dst + off .. + n is within
+        // the caller's writable bytes and does not overlap our buffer.
+        unsafe { std::ptr::copy_nonoverlapping(buf, dst.add(off), n) };
         Ok(())
-    })();
-    Some(done)
+    }))
 }
 
 /// Copies `bytes` bytes at `src` to device address `dst`, ordered on `stream`, and waits: `None`
@@ -137,22 +132,30 @@ pub(super) unsafe fn to_device(
     bytes: usize,
 ) -> Option<Result<()>> {
     let (_slot, buf) = take(dev, stream, bytes)?;
-    let done = (|| {
-        let _g = dev.enter()?;
-        for off in (0..bytes).step_by(BOUNCE_BYTES) {
-            let n = BOUNCE_BYTES.min(bytes - off);
-            // SAFETY: src + off .. + n is within the caller's readable bytes; buf holds
-            // BOUNCE_BYTES >= n bytes, free (the previous chunk's copy was waited for).
-            unsafe { std::ptr::copy_nonoverlapping(src.add(off), buf, n) };
-            // SAFETY: dst + off .. + n lies in the caller's writable device memory; buf stays
-            // untouched until the wait below.
-            check(
-                unsafe { sys::cuMemcpyHtoDAsync_v2(dst + off as u64, buf.cast(), n, stream.raw()) },
-                "cuMemcpyHtoDAsync",
-            )?;
-            super::synchronize(dev, stream)?;
-        }
-        Ok(())
-    })();
-    Some(done)
+    Some(in_chunks(dev, bytes, |off, n| {
+        // SAFETY: src + off .. + n is within the caller's readable bytes; buf holds
+        // BOUNCE_BYTES >= n bytes, free (the previous chunk's copy was waited for).
+        unsafe { std::ptr::copy_nonoverlapping(src.add(off), buf, n) };
+        // SAFETY: dst + off .. + n lies in the caller's writable device memory; buf stays
+        // untouched until the wait below.
+        check(
+            unsafe { sys::cuMemcpyHtoDAsync_v2(dst + off as u64, buf.cast(), n, stream.raw()) },
+            "cuMemcpyHtoDAsync",
+        )?;
+        super::synchronize(dev, stream)
+    }))
+}
+
+/// Runs `chunk(offset, bytes)` over `bytes` in pieces of at most [`BOUNCE_BYTES`], in order, with
+/// the device's context current; stops at the first failure.
+fn in_chunks(
+    dev: &Device,
+    bytes: usize,
+    mut chunk: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<()> {
+    let _g = dev.enter()?;
+    for off in (0..bytes).step_by(BOUNCE_BYTES) {
+        chunk(off, BOUNCE_BYTES.min(bytes - off))?;
+    }
+    Ok(())
 }
