@@ -66,6 +66,11 @@ impl Handle {
                 if crate::backend::cuda::deferred_checks() {
                     crate::backend::cuda::import::prepare_deferred_checks(&dev)?;
                 }
+                // The threads AUTO's background builds run on, started here (a few tens of
+                // microseconds beside the device's opening) rather than in a product call.
+                if crate::select::background_enabled() && crate::select::spare_core() {
+                    crate::matrix::start_spare_workers();
+                }
                 Some(dev)
             }
             BackendKind::Host => None,

@@ -13,6 +13,7 @@ mod workers;
 
 #[doc(hidden)]
 pub use workers::running_builds;
+pub(crate) use workers::top_up as start_spare_workers;
 
 pub use crate::backend::cuda::deferred_checks;
 pub use background::BackgroundStatus;
