@@ -67,10 +67,9 @@ impl Handle {
                     crate::backend::cuda::import::prepare_deferred_checks(&dev)?;
                 }
                 // The threads AUTO's background builds run on, started here (a few tens of
-                // microseconds beside the device's opening) rather than in a product call.
-                if crate::select::background_enabled() && crate::select::spare_core() {
-                    crate::matrix::start_spare_workers();
-                }
+                // microseconds beside the device's opening) rather than in a product call;
+                // unused, they leave after a few seconds.
+                crate::backend::workers::top_up();
                 Some(dev)
             }
             BackendKind::Host => None,

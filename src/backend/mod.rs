@@ -4,6 +4,7 @@
 //! it runs each method's `reference.rs` over that method's arrays (`crate::matrix`).
 
 pub mod cuda;
+pub mod workers;
 
 /// The trace level: `TESSERA_TRACE` (0 when unset), read once per process (the CLI's bench asks
 /// it at every product).

@@ -121,13 +121,13 @@ pub enum BackgroundStatus {
     Failed(Algorithm, String),
 }
 
-/// A format being built on a worker thread ([`super::workers`]).
+/// A format being built on a worker thread ([`crate::backend::workers`]).
 pub(super) struct Background<M> {
     target: Algorithm,
     shared: Arc<Shared<M>>,
     /// The job, until it is handed to a worker thread (at once, or at [`Background::start`]
     /// for a deferred build).
-    pending: Mutex<Option<super::workers::Job>>,
+    pending: Mutex<Option<crate::backend::workers::Job>>,
     /// Drops what the device half would have used (device memory, the context), if the worker
     /// has not taken it: on cancellation before the device half, they are released here, on
     /// the caller's thread, and never by a worker that outlives the matrix.
@@ -194,7 +194,7 @@ impl<M: Send + 'static> Background<M> {
         let (worker_slot, release_slot) = (slot.clone(), slot);
         let start = Instant::now();
         let ended = EndGuard(shared.clone());
-        let job: super::workers::Job = Box::new(move || {
+        let job: crate::backend::workers::Job = Box::new(move || {
             let _ended = ended;
             let at = |what: &str| {
                 crate::backend::trace(2, || {
@@ -266,7 +266,7 @@ impl<M: Send + 'static> Background<M> {
             worker.changed.notify_all();
         });
         let pending = if after == 0 {
-            super::workers::run(job).map_err(|e| {
+            crate::backend::workers::run(job).map_err(|e| {
                 Error::AllocFailed(format!(
                     "could not start the thread that builds {target} in the background: {e}"
                 ))
@@ -327,7 +327,7 @@ impl<M> Background<M> {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         if let Some(job) = job {
-            if let Err(e) = super::workers::run(job) {
+            if let Err(e) = crate::backend::workers::run(job) {
                 // (The job, dropped unrun, marked itself ended.)
                 let mut st = self.shared.lock();
                 if !matches!(*st, State::Cancelled) {

@@ -9,11 +9,9 @@ mod create;
 mod info;
 mod spawn;
 mod trial;
-mod workers;
 
 #[doc(hidden)]
-pub use workers::running_builds;
-pub(crate) use workers::top_up as start_spare_workers;
+pub use crate::backend::workers::running_builds;
 
 pub use crate::backend::cuda::deferred_checks;
 pub use background::BackgroundStatus;

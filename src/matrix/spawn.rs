@@ -44,7 +44,7 @@ impl<T: Scalar> Matrix<T> {
         // queued: a first load waits for everything queued on the device, and the build starts
         // only after `after` products the caller may have queued far ahead of the GPU.
         let pdev = dev.clone();
-        let _ = super::workers::run(Box::new(move || {
+        let _ = crate::backend::workers::run(Box::new(move || {
             if cuda::relax_capture_mode().is_ok() {
                 let _current = pdev.enter();
                 let _ = methods::preload_gpu(target, &pdev);

@@ -1,4 +1,4 @@
-//! The threads that run AUTO's background builds ([`super::background::Background`]), kept
+//! The threads that run AUTO's background builds (`matrix::background::Background`), kept
 //! between builds: starting a thread costs tens of microseconds on the GPU machines (60-70 us
 //! of a 4M-row matrix's analyze, measured with `TESSERA_TRACE`), and analyze must not wait. A
 //! job runs at once on an idle thread, or on a new one when every thread is busy (so a job
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// A build, run once on a worker thread. It catches its own panics (a worker survives them
 /// anyway).
-pub(super) type Job = Box<dyn FnOnce() + Send>;
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// How long a thread waits for its next job before it leaves.
 const IDLE: Duration = Duration::from_secs(10);
@@ -43,7 +43,7 @@ fn idle() -> std::sync::MutexGuard<'static, Vec<Idle>> {
 }
 
 /// Runs `job` on an idle worker thread, or on a new one. Err: no thread could be started.
-pub(super) fn run(job: Job) -> std::io::Result<()> {
+pub(crate) fn run(job: Job) -> std::io::Result<()> {
     let mut job = job;
     loop {
         let Some(w) = idle().pop() else {
