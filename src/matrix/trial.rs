@@ -395,9 +395,7 @@ impl Running {
     /// launch and its `after`; its end record would date the later sample's end before its
     /// start, on another stream).
     fn open_for(&mut self, t: &Timing) -> Option<&mut Open> {
-        self.open
-            .as_mut()
-            .filter(|o| o.slot == t.slot && o.id == t.id)
+        self.open.as_mut().filter(|o| o.id == t.id)
     }
 
     /// Opens a sample in `slot` for `side` on `stream`: its id.

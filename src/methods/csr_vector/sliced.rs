@@ -140,7 +140,7 @@ pub(crate) fn has_long_rows(stats: &RowStats) -> bool {
 }
 
 /// See [`has_long_rows`].
-pub(crate) const LONG_ROW: f64 = 8.0;
+const LONG_ROW: f64 = 8.0;
 
 /// The fraction of the columns a row's entries must spread over, on average (first to last
 /// column), for the sliced mode.
