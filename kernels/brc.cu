@@ -353,3 +353,159 @@ __device__ __forceinline__ void brc_ell_fill(int rows, int k, const int *__restr
         brc_ell_fill<T>(rows, k, rp, ci, va, col, val, slot);                                  \
     }
 TESSERA_INSTANTIATE(BRC_ENTRY)
+
+// ---- BRC's plan on the device (src/methods/brc/fill.rs, `plan_on_device`) ----
+// format.rs's plan (Algorithm 1's sorted list, queue and destinations) for the atomic variant,
+// without reading the row offsets on the host: brc_plan_lengths counts the rows of each length;
+// the host makes the fixed rule and the layout from those counts alone (layout.rs: the buckets
+// of the remaining lengths in descending order, the queue's rounds, the blocks' widths and
+// offsets); brc_plan_count counts each tile's rows per bucket and its rows to scale, laid out
+// bucket-major (counts[b * tiles + t], the rows to scale as bucket `buckets`), so that one
+// exclusive scan of the whole array (util_scan) gives each tile's first place in the sorted list
+// for each bucket, and after the list each tile's first place among the rows to scale;
+// brc_plan_place writes the list (a stable counting sort: rows of one bucket in row order, as
+// the host's) and the rows to scale (ascending); brc_plan_queue writes each block row's
+// destination and piece, as the host's queue does.
+//
+// A row's bucket: bucket_of[rem], rem = its length past the ELL width k (0 when none: bucket_of[0]
+// is BRC_NO_BUCKET, the row is in no block). It is listed to scale (`scale` set: pure BRC, atomic)
+// when it is split (rem > B2) or empty. brc_plan_count and brc_plan_place take one tile of `tile`
+// rows (a multiple of 32) per one-warp CTA, `buckets` words of dynamic shared memory, and walk it
+// 32 rows at a time: __match_any_sync groups the lanes of one bucket, whose leader (lowest lane)
+// moves that bucket's count on; a lane's place is its bucket's count before the step plus the
+// lanes of its bucket below it.
+#define BRC_NO_BUCKET 0xFFFFFFFFu
+#define BRC_DUMMY 0xFFFFFFFFu
+#define BRC_SPLIT 0x80000000u
+
+// hist[len] += the rows of that length (hist holds the longest row's length + 1 words, zeroed).
+// Grid-stride over whole blocks (blockDim a multiple of 32); one atomic per length in a warp.
+extern "C" __global__ void brc_plan_lengths(int rows, const int *__restrict__ rp,
+                                            unsigned *__restrict__ hist) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < rows; base += stride) {
+        const long long r = base + threadIdx.x;
+        const bool in = r < rows;
+        const unsigned len = in ? (unsigned)(rp[r + 1] - rp[r]) : BRC_NO_BUCKET;
+        const unsigned peers = __match_any_sync(TESSERA_FULL_MASK, len);
+        if (in && (int)(threadIdx.x & 31) == __ffs(peers) - 1) {
+            atomicAdd(hist + len, (unsigned)__popc(peers));
+        }
+    }
+}
+
+// A row's bucket and whether it is listed to scale (see above); rows at or past `end`: none.
+__device__ __forceinline__ unsigned brc_plan_row(long long r, long long end,
+                                                 const int *__restrict__ rp, int k, int b2,
+                                                 int scale, const unsigned *__restrict__ bucket_of,
+                                                 bool *listed) {
+    *listed = false;
+    if (r >= end) {
+        return BRC_NO_BUCKET;
+    }
+    const int len = rp[r + 1] - rp[r];
+    const int rem = len > k ? len - k : 0;
+    *listed = scale && (rem > b2 || len == 0);
+    return bucket_of[rem];
+}
+
+extern "C" __global__ void __launch_bounds__(32)
+    brc_plan_count(int rows, int tile, int tiles, int k, int b2, int scale,
+                   const int *__restrict__ rp, const unsigned *__restrict__ bucket_of,
+                   int buckets, unsigned *__restrict__ counts) {
+    extern __shared__ unsigned s_count[];
+    const int lane = (int)threadIdx.x;
+    for (int b = lane; b < buckets; b += 32) s_count[b] = 0;
+    __syncwarp();
+    const long long t = blockIdx.x;
+    const long long lo = t * tile;
+    const long long hi = lo + tile < rows ? lo + tile : rows;
+    unsigned listed_rows = 0;
+    for (long long r0 = lo; r0 < hi; r0 += 32) {
+        bool listed;
+        const unsigned b = brc_plan_row(r0 + lane, hi, rp, k, b2, scale, bucket_of, &listed);
+        const unsigned peers = __match_any_sync(TESSERA_FULL_MASK, b);
+        if (b != BRC_NO_BUCKET && lane == __ffs(peers) - 1) s_count[b] += (unsigned)__popc(peers);
+        listed_rows += (unsigned)__popc(__ballot_sync(TESSERA_FULL_MASK, listed));
+        __syncwarp();
+    }
+    for (int b = lane; b < buckets; b += 32) counts[(long long)b * tiles + t] = s_count[b];
+    if (lane == 0) counts[(long long)buckets * tiles + t] = listed_rows;
+}
+
+// counts: brc_plan_count's, scanned (exclusive, over all (buckets + 1) * tiles words); `in_brc`
+// rows in the sorted list (the scan's places of the rows to scale start there).
+extern "C" __global__ void __launch_bounds__(32)
+    brc_plan_place(int rows, int tile, int tiles, int k, int b2, int scale,
+                   const int *__restrict__ rp, const unsigned *__restrict__ bucket_of,
+                   int buckets, const unsigned *__restrict__ counts, unsigned in_brc,
+                   unsigned *__restrict__ sorted, unsigned *__restrict__ scale_rows) {
+    extern __shared__ unsigned s_next[];
+    const int lane = (int)threadIdx.x;
+    const long long t = blockIdx.x;
+    for (int b = lane; b < buckets; b += 32) s_next[b] = counts[(long long)b * tiles + t];
+    unsigned next_listed = counts[(long long)buckets * tiles + t] - in_brc;
+    __syncwarp();
+    const long long lo = t * tile;
+    const long long hi = lo + tile < rows ? lo + tile : rows;
+    const unsigned below = (1u << lane) - 1u;
+    for (long long r0 = lo; r0 < hi; r0 += 32) {
+        bool listed;
+        const long long r = r0 + lane;
+        const unsigned b = brc_plan_row(r, hi, rp, k, b2, scale, bucket_of, &listed);
+        const unsigned peers = __match_any_sync(TESSERA_FULL_MASK, b);
+        unsigned at = 0;
+        if (b != BRC_NO_BUCKET) {
+            at = s_next[b];
+            sorted[at + (unsigned)__popc(peers & below)] = (unsigned)r;
+        }
+        __syncwarp();
+        if (b != BRC_NO_BUCKET && lane == __ffs(peers) - 1) s_next[b] = at + (unsigned)__popc(peers);
+        const unsigned ballot = __ballot_sync(TESSERA_FULL_MASK, listed);
+        if (listed) scale_rows[next_listed + (unsigned)__popc(ballot & below)] = (unsigned)r;
+        next_listed += (unsigned)__popc(ballot);
+        __syncwarp();
+    }
+}
+
+// Block row q of the queue: round j = the last with round_start[j] <= q (round_start has
+// rounds + 1 entries, the last the pieces), the j-th piece of the row at place q - round_start[j]
+// of the sorted list: entries from rp[row] + k + j * b2, at most b2 of them; destination the row,
+// with BRC_SPLIT when the hybrid's ELL part or another piece also adds to it. Past the pieces:
+// the last block's dummies. A thread per block row, grid-stride.
+extern "C" __global__ void brc_plan_queue(long long block_rows, int rounds,
+                                          const unsigned *__restrict__ round_start,
+                                          const unsigned *__restrict__ sorted,
+                                          const int *__restrict__ rp, int k, int b2, int hybrid,
+                                          unsigned *__restrict__ dest,
+                                          unsigned *__restrict__ piece_start,
+                                          unsigned *__restrict__ piece_len) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const unsigned pieces = round_start[rounds];
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < block_rows;
+         q += stride) {
+        if (q >= pieces) {
+            dest[q] = BRC_DUMMY;
+            piece_start[q] = 0;
+            piece_len[q] = 0;
+            continue;
+        }
+        int lo = 0, hi = rounds - 1;  // round_start[lo] <= q < round_start[hi + 1]
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (round_start[mid] <= (unsigned)q) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        const unsigned row = sorted[(unsigned)q - round_start[lo]];
+        const int start = rp[row];
+        const int rem = rp[row + 1] - start - k;
+        const int skip = lo * b2;
+        const int left = rem - skip;
+        dest[q] = (hybrid || rem > b2) ? (row | BRC_SPLIT) : row;
+        piece_start[q] = (unsigned)(start + k + skip);
+        piece_len[q] = (unsigned)(left < b2 ? left : b2);
+    }
+}

@@ -259,6 +259,166 @@ fn the_plan_is_algorithm_1s_queue_on_any_number_of_threads() {
     }
 }
 
+#[test]
+fn the_layout_from_the_length_histogram_is_the_plan_and_the_device_plan_emulated_places_its_rows() {
+    use tessera::methods::brc::format::{self, Variant};
+    use tessera::methods::brc::params;
+    for spec in ["gen:powerlaw:17,8,1", "gen:band:700,3,40", "gen:dense:5,3"]
+        .into_iter()
+        .chain(PLAN_MATRICES)
+    {
+        let (_, a) = tessera::io::load(spec).unwrap();
+        let rp = a.row_ptr();
+        let stats = a.stats();
+        // The histogram brc_plan_lengths counts, sized by the longest row (+ spare words).
+        let mut hist = vec![0u32; stats.max + 3];
+        for w in rp.windows(2) {
+            hist[(w[1] - w[0]) as usize] += 1;
+        }
+        // The fixed rule reads the same from the histogram as from the row offsets.
+        for sm in [1, 132] {
+            assert_eq!(
+                params::fixed_rule_of(params::lengths_in(&hist), &stats, sm),
+                params::fixed_rule(rp, &stats, sm),
+                "{spec}: the fixed rule from the histogram"
+            );
+        }
+        let rule = params::fixed_rule(rp, &stats, 132).params;
+        let shapes = [
+            (32, rule.b2 as usize, rule.ell_width as usize),
+            (32, 64, 0),
+            (32, 7, 0),
+            (32, 3, 2),
+            (32, 1, 5),
+            (3, 100, 1),
+            (32, 5, stats.max + 4),
+        ];
+        for (b1, b2, k) in shapes {
+            let what = format!("{spec} B1 = {b1} B2 = {b2} k = {k}");
+            let plan = format::plan(rp, a.cols(), b1, b2, k, Variant::Atomic).unwrap();
+            let l = format::layout(&hist, a.cols(), b1, b2, k).unwrap();
+            assert_eq!(
+                (l.rows, l.cols, l.nnz, l.ell_width, l.slots),
+                (plan.rows, plan.cols, plan.nnz, plan.ell_width, plan.slots),
+                "{what}: shape"
+            );
+            assert!(
+                l.nnz_per_block == plan.nnz_per_block,
+                "{what}: block widths"
+            );
+            assert!(l.block_offset == plan.block_offset, "{what}: block offsets");
+            assert_eq!(l.block_rows(), plan.block_rows(), "{what}: block rows");
+            assert_eq!(
+                (l.split_rows, l.empty_rows, l.n_scale),
+                (plan.split_rows, plan.empty_rows, plan.scale_rows.len()),
+                "{what}: row lists"
+            );
+            assert_eq!(l.summary(), plan.summary(), "{what}: summary");
+            // The device's kernels, emulated with tiles of 64 rows (several per matrix).
+            let (dest, start, len, scale) = emulate_device_plan(rp, &l, 64);
+            assert!(
+                dest == plan.dest,
+                "{what}: destinations, first at {:?}",
+                first_diff(&dest, &plan.dest)
+            );
+            assert!(start == plan.piece_start, "{what}: piece starts");
+            assert!(len == plan.piece_len, "{what}: piece lengths");
+            assert!(scale == plan.scale_rows, "{what}: rows to scale");
+        }
+    }
+    // Bad shapes are refused as `plan` refuses them.
+    assert!(format::layout(&[0, 4], 3, 0, 4, 0).is_err());
+    assert!(format::layout(&[0, 4], 3, 32, 0, 0).is_err());
+}
+
+/// What brc_plan_count, util_scan, brc_plan_place and brc_plan_queue write, computed as their
+/// warps do: tiles of `tile` rows, 32 rows a step, a bucket's lanes placed by their rank.
+fn emulate_device_plan(
+    rp: &[i32],
+    l: &tessera::methods::brc::format::Layout,
+    tile: usize,
+) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+    use tessera::methods::brc::format::{DUMMY, NO_BUCKET, SPLIT};
+    let rows = l.rows;
+    let (k, b2) = (l.ell_width as i32, l.b2 as i32);
+    let scale = l.ell_width == 0;
+    let tiles = rows.div_ceil(tile).max(1);
+    let row = |r: usize| -> (u32, bool) {
+        let len = rp[r + 1] - rp[r];
+        let rem = if len > k { len - k } else { 0 };
+        (l.bucket_of[rem as usize], scale && (rem > b2 || len == 0))
+    };
+    // brc_plan_count: counts[b * tiles + t], the rows to scale as bucket `buckets`.
+    let nb = l.buckets;
+    let mut counts = vec![0u32; (nb + 1) * tiles];
+    for t in 0..tiles {
+        for r in t * tile..((t + 1) * tile).min(rows) {
+            let (b, listed) = row(r);
+            if b != NO_BUCKET {
+                counts[b as usize * tiles + t] += 1;
+            }
+            counts[nb * tiles + t] += listed as u32;
+        }
+    }
+    // util_scan: exclusive.
+    let mut run = 0;
+    for c in counts.iter_mut() {
+        let v = *c;
+        *c = run;
+        run += v;
+    }
+    // brc_plan_place, a warp step at a time.
+    let mut sorted = vec![u32::MAX; l.in_brc];
+    let mut scale_rows = vec![u32::MAX; l.n_scale];
+    for t in 0..tiles {
+        let mut next: Vec<u32> = (0..nb).map(|b| counts[b * tiles + t]).collect();
+        let mut next_listed = counts[nb * tiles + t] - l.in_brc as u32;
+        let hi = ((t + 1) * tile).min(rows);
+        for r0 in (t * tile..hi).step_by(32) {
+            let lanes: Vec<(u32, bool)> = (r0..r0 + 32)
+                .map(|r| if r < hi { row(r) } else { (NO_BUCKET, false) })
+                .collect();
+            for (lane, &(b, listed)) in lanes.iter().enumerate() {
+                if b != NO_BUCKET {
+                    let rank = lanes[..lane].iter().filter(|(c, _)| *c == b).count() as u32;
+                    sorted[(next[b as usize] + rank) as usize] = (r0 + lane) as u32;
+                }
+                if listed {
+                    let rank = lanes[..lane].iter().filter(|(_, f)| *f).count() as u32;
+                    scale_rows[(next_listed + rank) as usize] = (r0 + lane) as u32;
+                }
+            }
+            for &(b, _) in &lanes {
+                if b != NO_BUCKET {
+                    next[b as usize] += 1;
+                }
+            }
+            next_listed += lanes.iter().filter(|(_, f)| *f).count() as u32;
+        }
+    }
+    // brc_plan_queue.
+    let n = l.block_rows();
+    let (mut dest, mut start, mut len) = (vec![DUMMY; n], vec![0u32; n], vec![0u32; n]);
+    let rounds = l.rounds();
+    for q in 0..n.min(l.pieces) {
+        let j = (0..rounds)
+            .rev()
+            .find(|&j| l.round_start[j] as usize <= q)
+            .unwrap();
+        let r = sorted[q - l.round_start[j] as usize] as usize;
+        let (s, rem) = (rp[r], rp[r + 1] - rp[r] - k);
+        let skip = j as i32 * b2;
+        dest[q] = if l.ell_width > 0 || rem > b2 {
+            r as u32 | SPLIT
+        } else {
+            r as u32
+        };
+        start[q] = (s + k + skip) as u32;
+        len[q] = (rem - skip).min(b2) as u32;
+    }
+    (dest, start, len, scale_rows)
+}
+
 /// What `brc_ell_fill` and `brc_fill` write, computed as their warps do.
 fn emulate_device_fill(
     plan: &tessera::methods::brc::format::Plan,

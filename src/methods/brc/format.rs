@@ -38,6 +38,9 @@ use crate::scalar::Scalar;
 #[path = "plan.rs"]
 mod planning;
 pub use planning::{plan, plan_on};
+#[path = "layout.rs"]
+mod layout;
+pub use layout::{layout, Layout, NO_BUCKET};
 
 /// `row_perm` / `dest` of a dummy block row (the last block's filler).
 pub const DUMMY: u32 = u32::MAX;
@@ -219,24 +222,34 @@ impl Plan {
         }
     }
 
-    /// The shape of the format for `describe()`: blocks, split rows, the variant, and the
-    /// padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints).
+    /// The shape of the format for `describe()`: [`summary_of`] of this plan.
     pub fn summary(&self) -> String {
-        format!(
-            "padding={:.3} (stored slots {} / nnz {}; ELL {}), blocks={}, split_rows={}, empty_rows={}, {}",
-            self.padding(),
-            self.slots,
-            self.nnz,
-            self.ell_slots(),
+        summary_of(
+            (self.slots, self.nnz, self.ell_slots()),
             self.num_blocks(),
-            self.split_rows,
-            self.empty_rows,
-            match self.variant {
-                Variant::Atomic => "atomic (float atomicAdd for split rows: not bitwise reproducible)",
-                Variant::Deterministic => "deterministic (split rows' partials reduced in a fixed order)",
-            }
+            (self.split_rows, self.empty_rows),
+            self.variant,
         )
     }
+}
+
+/// The shape of a BRC format for `describe()`: blocks, split and empty rows, the variant, and
+/// the padding overhead (`padding=` stored slots / nnz, which `tessera bench` prints), from
+/// (stored slots, nnz, ELL slots), the blocks and (split rows, empty rows).
+pub fn summary_of(
+    (slots, nnz, ell_slots): (usize, usize, usize),
+    blocks: usize,
+    (split_rows, empty_rows): (usize, usize),
+    variant: Variant,
+) -> String {
+    format!(
+        "padding={:.3} (stored slots {slots} / nnz {nnz}; ELL {ell_slots}), blocks={blocks}, split_rows={split_rows}, empty_rows={empty_rows}, {}",
+        if nnz == 0 { 1.0 } else { slots as f64 / nnz as f64 },
+        match variant {
+            Variant::Atomic => "atomic (float atomicAdd for split rows: not bitwise reproducible)",
+            Variant::Deterministic => "deterministic (split rows' partials reduced in a fixed order)",
+        }
+    )
 }
 
 /// Builds the BRC form of `a` with blocks of `b1` rows and at most `b2` entries of a row per

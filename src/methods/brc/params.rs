@@ -151,10 +151,30 @@ pub struct PartStats {
     pub max: usize,
 }
 
+/// The row lengths a rule reads, as (length, rows of that length) pairs: one pair a row from
+/// the row offsets ([`lengths_of`]), or one pair a length from a histogram ([`lengths_in`], the
+/// device plan's: `fill.rs`). Every function below gives the same answer from either.
+pub trait RowLengths: Iterator<Item = (usize, usize)> + Clone {}
+impl<I: Iterator<Item = (usize, usize)> + Clone> RowLengths for I {}
+
+/// The lengths of the rows of `row_ptr` (base 0, sound), a pair a row.
+pub fn lengths_of(row_ptr: &[i32]) -> impl RowLengths + '_ {
+    row_ptr.windows(2).map(|w| ((w[1] - w[0]) as usize, 1))
+}
+
+/// The lengths counted in `hist` (`hist[l]`: rows of length l), a pair a length present.
+pub fn lengths_in(hist: &[u32]) -> impl RowLengths + '_ {
+    hist.iter()
+        .enumerate()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(l, &n)| (l, n as usize))
+}
+
 /// Row lengths of the BRC part when each row's first `k` entries go to ELL: for k = 0 the
 /// matrix's own statistics (every row, empty ones included, as the paper's Table 1 counts
-/// them); for k > 0 the remainders `len - k` of the rows longer than k.
-pub fn part_stats(row_ptr: &[i32], stats: &RowStats, k: usize) -> PartStats {
+/// them); for k > 0 the remainders `len - k` of the rows longer than k. The sums are exact
+/// (integers), so the answer does not depend on the order of `lengths`.
+pub fn part_stats(lengths: impl RowLengths, stats: &RowStats, k: usize) -> PartStats {
     if k == 0 {
         return PartStats {
             rows: stats.rows,
@@ -163,15 +183,14 @@ pub fn part_stats(row_ptr: &[i32], stats: &RowStats, k: usize) -> PartStats {
             max: stats.max,
         };
     }
-    let (mut n, mut sum, mut sq, mut max) = (0usize, 0.0f64, 0.0f64, 0usize);
-    for w in row_ptr.windows(2) {
-        let len = (w[1] - w[0]) as usize;
+    let (mut n, mut sum, mut sq, mut max) = (0usize, 0u128, 0u128, 0usize);
+    for (len, count) in lengths {
         if len > k {
-            let r = len - k;
-            n += 1;
-            sum += r as f64;
-            sq += (r as f64) * (r as f64);
-            max = max.max(r);
+            let r = (len - k) as u128;
+            n += count;
+            sum += r * count as u128;
+            sq += r * r * count as u128;
+            max = max.max(len - k);
         }
     }
     if n == 0 {
@@ -182,11 +201,11 @@ pub fn part_stats(row_ptr: &[i32], stats: &RowStats, k: usize) -> PartStats {
             max: 0,
         };
     }
-    let mean = sum / n as f64;
+    let mean = sum as f64 / n as f64;
     PartStats {
         rows: n,
         mean,
-        std_dev: (sq / n as f64 - mean * mean).max(0.0).sqrt(),
+        std_dev: (sq as f64 / n as f64 - mean * mean).max(0.0).sqrt(),
         max,
     }
 }
@@ -203,20 +222,19 @@ pub fn eq3_b2(p: &PartStats) -> u32 {
 /// "breakeven threshold" 4096); the longest row's length when no k qualifies. The paper (§2.4)
 /// quotes the same rule. Matrices under 4096 rows thus get k = 0 (HYB puts them in COO), and
 /// matrices whose rows are all the same length get k = that length (ELL only).
-pub fn hyb_ell_width(row_ptr: &[i32]) -> u32 {
-    let rows = row_ptr.len().saturating_sub(1);
-    let max = row_ptr
-        .windows(2)
-        .map(|w| (w[1] - w[0]) as usize)
-        .max()
-        .unwrap_or(0);
+pub fn hyb_ell_width(lengths: impl RowLengths) -> u32 {
+    let (mut rows, mut nnz, mut max) = (0usize, 0usize, 0usize);
+    for (l, n) in lengths.clone() {
+        rows += n;
+        nnz += l * n;
+        max = max.max(l);
+    }
     // The search stops by k = 3*nnz/rows at the latest (more than a third of the rows longer
     // than that would hold more than nnz entries), so longer rows share one bucket.
-    let nnz = row_ptr.last().map_or(0, |&v| v as usize);
     let cap = max.min(3 * nnz / rows.max(1) + 1);
     let mut histogram = vec![0usize; cap + 1];
-    for w in row_ptr.windows(2) {
-        histogram[((w[1] - w[0]) as usize).min(cap)] += 1;
+    for (l, n) in lengths {
+        histogram[l.min(cap)] += n;
     }
     let mut longer = rows;
     for (k, &h) in histogram.iter().enumerate().take(cap) {
@@ -230,11 +248,10 @@ pub fn hyb_ell_width(row_ptr: &[i32]) -> u32 {
 
 /// Pieces the BRC part holds for these row lengths, B2 and ELL width: sum over rows of
 /// ceil((len - k) / B2) (Algorithm 1 re-queues a row until its remainder fits).
-pub fn count_pieces(row_ptr: &[i32], b2: u32, k: u32) -> usize {
+pub fn count_pieces(lengths: impl RowLengths, b2: u32, k: u32) -> usize {
     let (b2, k) = (b2.max(1) as usize, k as usize);
-    row_ptr
-        .windows(2)
-        .map(|w| ((w[1] - w[0]) as usize).saturating_sub(k).div_ceil(b2))
+    lengths
+        .map(|(l, n)| l.saturating_sub(k).div_ceil(b2) * n)
         .sum()
 }
 
@@ -270,12 +287,17 @@ pub struct Rule {
 /// - B1 = 32 ([`FIXED_B1`]); B2 by Eq. 3 over the rows the BRC part holds ([`eq3_b2`]);
 /// - rep by Algorithm 1 ([`fixed_rep`]) over the same rows; 128 threads per CTA (§4).
 pub fn fixed_rule(row_ptr: &[i32], stats: &RowStats, sm_count: u32) -> Rule {
-    let hyb_k = hyb_ell_width(row_ptr);
+    fixed_rule_of(lengths_of(row_ptr), stats, sm_count)
+}
+
+/// [`fixed_rule`] from any source of the row lengths ([`RowLengths`]): the same rule.
+pub fn fixed_rule_of(lengths: impl RowLengths, stats: &RowStats, sm_count: u32) -> Rule {
+    let hyb_k = hyb_ell_width(lengths.clone());
     let hybrid = hyb_k > 0 && stats.std_dev <= HYBRID_SIGMA_OVER_MU * stats.mean;
     let k = if hybrid { hyb_k } else { 0 };
-    let part = part_stats(row_ptr, stats, k as usize);
+    let part = part_stats(lengths.clone(), stats, k as usize);
     let b2 = eq3_b2(&part);
-    let block_rows = count_pieces(row_ptr, b2, k).div_ceil(FIXED_B1 as usize) * FIXED_B1 as usize;
+    let block_rows = count_pieces(lengths, b2, k).div_ceil(FIXED_B1 as usize) * FIXED_B1 as usize;
     let rep = fixed_rep(&part, block_rows, sm_count);
     let why = format!(
         "fixed rule: {}; B2 = min(round(mu+sigma) = {}, MaxNZ = {}, cap {MAX_B2}; Kepler: {PAPER_MAX_B2}) over {} with mu = {:.2}, sigma = {:.2} (Eq. 3, C = 1); rep {} (Alg. 1: sigma {} mu)",
@@ -339,7 +361,7 @@ pub fn candidates(
         widths.push(rule.hyb_k);
     }
     for &k in &widths {
-        let part = part_stats(row_ptr, stats, k as usize);
+        let part = part_stats(lengths_of(row_ptr), stats, k as usize);
         let longest = part.max.max(1) as u32;
         let clamp = |b2: u32| b2.clamp(1, longest);
         let eq3 = eq3_b2(&part);
@@ -367,8 +389,8 @@ pub fn candidates(
                 }
             }
         } else {
-            let block_rows =
-                count_pieces(row_ptr, eq3, k).div_ceil(base.b1 as usize) * base.b1 as usize;
+            let block_rows = count_pieces(lengths_of(row_ptr), eq3, k).div_ceil(base.b1 as usize)
+                * base.b1 as usize;
             push(Params {
                 b2: eq3,
                 rep: fixed_rep(&part, block_rows, sm_count),
@@ -459,24 +481,24 @@ mod tests {
     #[test]
     fn hyb_width_follows_cusp_rule() {
         // Under 4096 rows HYB puts everything in COO.
-        assert_eq!(hyb_ell_width(&row_ptr_of(&[5; 100])), 0);
+        assert_eq!(hyb_ell_width(lengths_of(&row_ptr_of(&[5; 100]))), 0);
         // All rows equal: ELL takes everything.
-        assert_eq!(hyb_ell_width(&row_ptr_of(&[7; 10_000])), 7);
+        assert_eq!(hyb_ell_width(lengths_of(&row_ptr_of(&[7; 10_000]))), 7);
         // 9000 rows of 3 and 3000 of 20: at k = 3 only 3000 < 12000/3 + ... rows are longer
         // (3000 < max(4000, 4096)), so k = 3.
         let mut l = vec![3usize; 9000];
         l.extend([20usize; 3000]);
-        assert_eq!(hyb_ell_width(&row_ptr_of(&l)), 3);
+        assert_eq!(hyb_ell_width(lengths_of(&row_ptr_of(&l))), 3);
         // 6000 rows of 2 and 6000 of 10: at k = 2, 6000 rows are longer: >= 4000 and >= 4096,
         // so k grows until the long rows end: k = 10.
         let mut l = vec![2usize; 6000];
         l.extend([10usize; 6000]);
-        assert_eq!(hyb_ell_width(&row_ptr_of(&l)), 10);
-        assert_eq!(hyb_ell_width(&[0]), 0);
+        assert_eq!(hyb_ell_width(lengths_of(&row_ptr_of(&l))), 10);
+        assert_eq!(hyb_ell_width(lengths_of(&[0])), 0);
         // One very long row does not size the histogram.
         let mut l = vec![1usize; 9999];
         l.push(1_000_000);
-        assert_eq!(hyb_ell_width(&row_ptr_of(&l)), 1);
+        assert_eq!(hyb_ell_width(lengths_of(&row_ptr_of(&l))), 1);
     }
 
     #[test]
@@ -505,7 +527,7 @@ mod tests {
         let s = stats_of(&l);
         let r = fixed_rule(&row_ptr_of(&l), &s, 132);
         assert_eq!(r.params.ell_width, 9);
-        assert_eq!(count_pieces(&row_ptr_of(&l), r.params.b2, 9), 0);
+        assert_eq!(count_pieces(lengths_of(&row_ptr_of(&l)), r.params.b2, 9), 0);
         // Low deviation but a long tail: hybrid with k = 5 and BRC for the rest.
         let mut l = vec![5usize; 9000];
         l.extend([8usize; 1000]);
