@@ -378,16 +378,19 @@ TESSERA_INSTANTIATE(BRC_ENTRY)
 #define BRC_DUMMY 0xFFFFFFFFu
 #define BRC_SPLIT 0x80000000u
 
-// hist[len] += the rows of that length (hist holds the longest row's length + 1 words, zeroed).
-// Grid-stride over whole blocks (blockDim a multiple of 32); one atomic per length in a warp.
-extern "C" __global__ void brc_plan_lengths(int rows, const int *__restrict__ rp,
+// hist[len] += the rows of that length, for len <= max_len; rows longer than that (none, when
+// the matrix's statistics are right) count in hist[max_len + 1]. hist holds max_len + 2 zeroed
+// words. Grid-stride over whole blocks (blockDim a multiple of 32); one atomic per length in a
+// warp.
+extern "C" __global__ void brc_plan_lengths(int rows, int max_len, const int *__restrict__ rp,
                                             unsigned *__restrict__ hist) {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long base = (long long)blockIdx.x * blockDim.x; base < rows; base += stride) {
         const long long r = base + threadIdx.x;
         const bool in = r < rows;
-        const unsigned len = in ? (unsigned)(rp[r + 1] - rp[r]) : BRC_NO_BUCKET;
-        const unsigned peers = __match_any_sync(TESSERA_FULL_MASK, len);
+        int len = in ? rp[r + 1] - rp[r] : -1;
+        if (in && (len < 0 || len > max_len)) len = max_len + 1;
+        const unsigned peers = __match_any_sync(TESSERA_FULL_MASK, (unsigned)len);
         if (in && (int)(threadIdx.x & 31) == __ffs(peers) - 1) {
             atomicAdd(hist + len, (unsigned)__popc(peers));
         }

@@ -42,7 +42,7 @@ mod fill;
 /// Threads per CTA of the row-list kernels and the ELL kernel.
 const ROW_BLOCK: u32 = 256;
 
-/// The entry points: the product's four and the device builds' three.
+/// The entry points: the product's four, the device builds' three and the device plan's four.
 struct Kernels {
     spmv: Function,
     scale_rows: Function,
@@ -51,6 +51,10 @@ struct Kernels {
     ell_build: Function,
     ell_fill: Function,
     fill: Function,
+    plan_lengths: Function,
+    plan_count: Function,
+    plan_place: Function,
+    plan_queue: Function,
 }
 
 fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
@@ -64,6 +68,10 @@ fn load<T: Scalar>(dev: &Device) -> Result<Kernels> {
         ell_build: m.function(&format!("brc_ell_build_{s}"))?,
         ell_fill: m.function(&format!("brc_ell_fill_{s}"))?,
         fill: m.function(&format!("brc_fill_{s}"))?,
+        plan_lengths: m.function("brc_plan_lengths")?,
+        plan_count: m.function("brc_plan_count")?,
+        plan_place: m.function("brc_plan_place")?,
+        plan_queue: m.function("brc_plan_queue")?,
     })
 }
 
@@ -104,10 +112,10 @@ pub fn fills_on_device(stats: &crate::csr::RowStats) -> bool {
 
 /// (block_offset, nnz_per_block) per block, interleaved: `OnDevice::block_info`, which
 /// `brc_spmv` and `brc_fill` read as one `uint2` per block.
-fn block_info(plan: &format::Plan) -> Vec<[u32; 2]> {
-    plan.nnz_per_block
+fn block_info(nnz_per_block: &[u32], block_offset: &[u32]) -> Vec<[u32; 2]> {
+    nnz_per_block
         .iter()
-        .zip(&plan.block_offset)
+        .zip(block_offset)
         .map(|(&t, &off)| [off, t])
         .collect()
 }
@@ -184,7 +192,7 @@ impl OnDevice {
             block_info: DeviceBuffer::from_slice(
                 dev,
                 stream,
-                &block_info(plan),
+                &block_info(&plan.nnz_per_block, &plan.block_offset),
                 "BRC block offsets/widths",
             )?,
             dest: up(&plan.dest, "BRC block-row destinations")?,

@@ -106,37 +106,64 @@ pub fn layout(hist: &[u32], cols: usize, b1: usize, b2: usize, ell_width: usize)
             "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
         )));
     }
-    let rows: usize = hist.iter().map(|&n| n as usize).sum();
-    let nnz: usize = hist.iter().enumerate().map(|(l, &n)| l * n as usize).sum();
-    let max_len = hist.iter().rposition(|&n| n > 0).unwrap_or(0);
+    // One pass over the counts: the totals, and the lengths present (every other pass below
+    // walks those alone; a graph's longest row is tens of thousands, its lengths a few hundred).
+    let (mut rows, mut nnz) = (0usize, 0usize);
+    let mut present: Vec<(usize, usize)> = Vec::new();
+    for (l, &n) in hist.iter().enumerate() {
+        if n > 0 {
+            rows += n as usize;
+            nnz += l * n as usize;
+            present.push((l, n as usize));
+        }
+    }
+    let max_len = present.last().map_or(0, |&(l, _)| l);
     let k = ell_width.min(max_len);
     let ell_slots = rows as u128 * k as u128;
     if ell_slots > u32::MAX as u128 {
         return Err(too_large("the ELL part's slots", ell_slots));
     }
     let ell_slots = ell_slots as usize;
-    // count[l]: rows whose remaining length (past the ELL part) is l.
     let max_rem = max_len - k;
-    let mut count = vec![0usize; max_rem + 1];
-    for (l, &n) in hist.iter().enumerate().take(max_len + 1) {
-        count[l.saturating_sub(k)] += n as usize;
-    }
-    let split_rows: usize = count.iter().skip(b2 + 1).sum();
     let empty_rows = hist.first().map_or(0, |&n| n as usize);
-    let in_brc: usize = count[1..].iter().sum();
-    let pieces: usize = (1..=max_rem).map(|l| count[l] * l.div_ceil(b2)).sum();
+    // The buckets: the remaining lengths present (past the ELL part), longest first, their rows,
+    // and where each starts in the sorted list.
+    let (mut lens, mut counts, mut starts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut bucket_of = vec![NO_BUCKET; max_rem + 1];
+    let mut in_brc = 0usize;
+    for &(l, n) in present.iter().rev().take_while(|&&(l, _)| l > k) {
+        bucket_of[l - k] = lens.len() as u32;
+        lens.push(l - k);
+        counts.push(n);
+        starts.push(in_brc);
+        in_brc += n;
+    }
+    let split_rows: usize = lens
+        .iter()
+        .zip(&counts)
+        .take_while(|&(&l, _)| l > b2)
+        .map(|(_, &n)| n)
+        .sum();
+    let pieces: usize = lens
+        .iter()
+        .zip(&counts)
+        .map(|(&l, &n)| n * l.div_ceil(b2))
+        .sum();
 
-    // The queue's rounds (plan.rs): round j holds the rows whose remainder exceeds j * B2.
+    // The queue's rounds (plan.rs): round j holds the rows whose remainder exceeds j * B2, a
+    // prefix of the buckets (`above` of them) that shortens as j grows.
     let mut round_start = Vec::new();
-    let (mut above, mut at, mut l) = (in_brc, 0usize, 1usize);
+    let (mut above, mut at) = (lens.len(), 0usize);
     while above > 0 {
-        round_start.push(at as u32);
-        at += above;
         let skip = round_start.len() * b2;
-        while l <= skip.min(max_rem) {
-            above -= count[l];
-            l += 1;
+        while above > 0 && lens[above - 1] <= skip {
+            above -= 1;
         }
+        if above == 0 {
+            break;
+        }
+        round_start.push(at as u32);
+        at += starts[above - 1] + counts[above - 1];
     }
     debug_assert_eq!(at, pieces);
     round_start.push(pieces as u32);
@@ -145,48 +172,39 @@ pub fn layout(hist: &[u32], cols: usize, b1: usize, b2: usize, ell_width: usize)
     if block_rows as u128 >= SPLIT as u128 {
         return Err(too_large("the block rows", block_rows as u128));
     }
-
-    // The buckets: the remaining lengths present, longest first, and where each starts.
-    let mut bucket_of = vec![NO_BUCKET; max_rem + 1];
-    let (mut lens, mut starts) = (Vec::new(), Vec::new());
-    let mut placed = 0usize;
-    for l in (1..=max_rem).rev() {
-        if count[l] > 0 {
-            bucket_of[l] = lens.len() as u32;
-            lens.push(l);
-            starts.push(placed);
-            placed += count[l];
-        }
-    }
-    // The length of the piece at queue place q (0 past the pieces): its round j, its row's
-    // place i in the sorted list, that row's remaining length, less j * B2, at most B2.
-    let last_at_or_before = |v: &[u32], x: usize| v.partition_point(|&s| s as usize <= x) - 1;
-    let piece_len = |q: usize| -> usize {
-        if q >= pieces {
-            return 0;
-        }
-        let j = last_at_or_before(&round_start, q);
-        let i = q - round_start[j] as usize;
-        let b = starts.partition_point(|&s| s <= i) - 1;
-        (lens[b] - j * b2).min(b2)
-    };
+    // Each block's width: the length of its first piece (its round j, its row's place i in
+    // the sorted list, that row's remaining length less j * B2, at most B2), walked in queue
+    // order (the bucket of place i moves on within a round and starts again at the next, so
+    // the walk takes a step per block and per bucket of each round); then, for each round that
+    // starts inside a block, the length of that round's first piece (the longest row's) if
+    // longer.
     let mut nnz_per_block = Vec::new();
     nnz_per_block
         .try_reserve_exact(num_blocks)
         .map_err(|_| Error::AllocFailed(format!("BRC: widths of {num_blocks} blocks")))?;
-    let mut j = 0;
+    let (mut j, mut bucket) = (0usize, 0usize);
     for b in 0..num_blocks {
-        let (first, end) = (b * b1, (b + 1) * b1);
-        let mut width = piece_len(first);
-        // Rounds that start inside the block (after its first place).
-        while j < round_start.len() && (round_start[j] as usize) <= first {
+        let q = b * b1;
+        while round_start[j + 1] as usize <= q {
             j += 1;
+            bucket = 0;
         }
-        while j < round_start.len() && (round_start[j] as usize) < end {
-            width = width.max(piece_len(round_start[j] as usize));
-            j += 1;
+        let i = q - round_start[j] as usize;
+        while bucket + 1 < starts.len() && starts[bucket + 1] <= i {
+            bucket += 1;
         }
-        nnz_per_block.push(width as u32);
+        nnz_per_block.push((lens[bucket] - j * b2).min(b2) as u32);
+    }
+    for (j, &q) in round_start
+        .iter()
+        .enumerate()
+        .take(round_start.len() - 1)
+        .skip(1)
+    {
+        let (b, first) = ((q as usize) / b1, (lens[0] - j * b2).min(b2) as u32);
+        if q as usize % b1 != 0 && nnz_per_block[b] < first {
+            nnz_per_block[b] = first;
+        }
     }
     let mut block_offset = Vec::with_capacity(num_blocks + 1);
     let mut total = ell_slots as u128;
