@@ -219,16 +219,23 @@ __device__ __forceinline__ void brc_ell_build(int rows, int k, const int *__rest
 }
 
 // brc_fill_<T>: the blocks of a BRC form (B1 = 32) filled on the device from tessera's CSR, from
-// the plan format.rs computes on the host out of the row offsets alone (`format::plan`: the
-// queue, the blocks and the destinations): block row q's piece is entries piece_start[q] ..
-// + piece_len[q] of the CSR (0 entries for the last block's dummies). Exactly format.rs's `fill`:
-// slot (r, j) of block b at ell_slots + block_info[b].x + j*32 + r holds the j-th entry of
-// block row r's piece; value_slot[e] names the slot of CSR entry e; a padding slot holds 0 and
-// the column of the nearest block row above with an entry in slot j, else the first such row
-// below (block_info[b].y = T_b is the longest piece, so some row has one).
-// One warp per block (lane = block row): each lane walks its own piece (loads strided across
-// the lanes, the lines reused as j advances), writes 32 consecutive slots per j (coalesced),
-// with a ballot and a shuffle for the padding.
+// the plan (format.rs's `plan` on the host, or the device's: brc_plan_* below): block row q's
+// piece is entries piece_start[q] .. + piece_len[q] of the CSR (0 entries for the last block's
+// dummies). Exactly format.rs's `fill`: slot (r, j) of block b at ell_slots + block_info[b].x +
+// j*32 + r holds the j-th entry of block row r's piece; value_slot[e] names the slot of CSR entry
+// e; a padding slot holds 0 and the column of the nearest block row above with an entry in slot
+// j, else the first such row below (block_info[b].y = T_b is the longest piece, so some row has
+// one). One warp per block (lane = block row), 128 threads a CTA. The block's slots are done
+// BRC_FILL_CHUNK columns at a time: the warp first stages those entries of its 32 pieces in
+// shared memory, BRC_FILL_CHUNK lanes per piece reading consecutive entries (and writing the
+// value map), 32 / BRC_FILL_CHUNK pieces per step; then each lane takes its own piece's entries
+// from there and the warp writes 32 consecutive slots per column (coalesced), with a ballot and
+// a shuffle for the padding. A lane walking its own piece in the CSR instead (one sector read
+// for each 4 or 8 bytes used, the rows of one length lying anywhere in a graph) made the fill
+// L2-bound at about four times the bytes it needs (ncu, session 36: 1.2 ms on power-law 2^20 x
+// 16).
+#define BRC_FILL_CHUNK 8
+#define BRC_FILL_STRIDE (BRC_FILL_CHUNK + 1)
 template <typename T>
 __device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
                                          const uint2 *__restrict__ block_info,
@@ -237,26 +244,52 @@ __device__ __forceinline__ void brc_fill(int blocks, unsigned ell_slots,
                                          const int *__restrict__ ci, const T *__restrict__ va,
                                          int *__restrict__ col, T *__restrict__ val,
                                          unsigned *__restrict__ slot) {
+    // A row of BRC_FILL_STRIDE words per piece: lanes reading their own pieces' entries fall in
+    // different banks.
+    __shared__ int s_col[4][32 * BRC_FILL_STRIDE];
+    __shared__ T s_val[4][32 * BRC_FILL_STRIDE];
     const int b = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int lane = (int)(threadIdx.x & 31);
+    const int w = (int)(threadIdx.x >> 5);
     if (b >= blocks) {
         return;  // whole warps: blockDim.x is a multiple of 32
     }
+    int *my_col = s_col[w];
+    T *my_val = s_val[w];
     const uint2 info = block_info[b];
     const unsigned q = (unsigned)b * 32u + (unsigned)lane;
     const unsigned start = piece_start[q];
     const unsigned len = piece_len[q];
     const unsigned off = ell_slots + info.x;
-    for (unsigned j = 0; j < info.y; ++j) {
-        const bool has = j < len;
-        const int c = has ? ci[start + j] : 0;
-        const int pad = brc_pad_column(has, c, lane);
-        const unsigned s = off + j * 32u + (unsigned)lane;
-        col[s] = has ? c : pad;
-        val[s] = has ? va[start + j] : T(0);
-        if (has) {
-            slot[start + j] = s;
+    constexpr int kPer = 32 / BRC_FILL_CHUNK;  // pieces staged per step
+    const int sub = lane % BRC_FILL_CHUNK;     // this lane's entry of a chunk
+    const int group = lane / BRC_FILL_CHUNK;   // which of a step's pieces it reads
+    for (unsigned j0 = 0; j0 < info.y; j0 += BRC_FILL_CHUNK) {
+#pragma unroll
+        for (int step = 0; step < 32 / kPer; ++step) {
+            const int p = step * kPer + group;
+            const unsigned ps = __shfl_sync(TESSERA_FULL_MASK, start, p);
+            const unsigned pl = __shfl_sync(TESSERA_FULL_MASK, len, p);
+            const unsigned j = j0 + (unsigned)sub;
+            if (j < pl) {
+                my_col[p * BRC_FILL_STRIDE + sub] = ci[ps + j];
+                my_val[p * BRC_FILL_STRIDE + sub] = va[ps + j];
+                slot[ps + j] = off + j * 32u + (unsigned)p;
+            }
         }
+        __syncwarp();
+        const unsigned left = info.y - j0;
+        const unsigned n = left < BRC_FILL_CHUNK ? left : BRC_FILL_CHUNK;
+        for (unsigned jj = 0; jj < n; ++jj) {
+            const unsigned j = j0 + jj;
+            const bool has = j < len;
+            const int c = has ? my_col[lane * BRC_FILL_STRIDE + (int)jj] : 0;
+            const int pad = brc_pad_column(has, c, lane);
+            const unsigned s = off + j * 32u + (unsigned)lane;
+            col[s] = has ? c : pad;
+            val[s] = has ? my_val[lane * BRC_FILL_STRIDE + (int)jj] : T(0);
+        }
+        __syncwarp();  // the next chunk overwrites the stage
     }
 }
 
@@ -338,7 +371,7 @@ __device__ __forceinline__ void brc_ell_fill(int rows, int k, const int *__restr
         unsigned *__restrict__ slot) {                                                         \
         brc_ell_build<T>(rows, k, rp, ci, va, col, val, slot);                                 \
     }                                                                                          \
-    extern "C" __global__ void brc_fill_##S(                                                   \
+    extern "C" __global__ void __launch_bounds__(128) brc_fill_##S(                            \
         int blocks, unsigned ell_slots, const uint2 *__restrict__ block_info,                  \
         const unsigned *__restrict__ piece_start, const unsigned *__restrict__ piece_len,      \
         const int *__restrict__ ci, const T *__restrict__ va, int *__restrict__ col,           \

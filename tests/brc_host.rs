@@ -296,7 +296,7 @@ fn the_layout_from_the_length_histogram_is_the_plan_and_the_device_plan_emulated
         for (b1, b2, k) in shapes {
             let what = format!("{spec} B1 = {b1} B2 = {b2} k = {k}");
             let plan = format::plan(rp, a.cols(), b1, b2, k, Variant::Atomic).unwrap();
-            let l = format::layout(&hist, a.cols(), b1, b2, k).unwrap();
+            let l = format::layout(params::lengths_in(&hist), a.cols(), b1, b2, k).unwrap();
             assert_eq!(
                 (l.rows, l.cols, l.nnz, l.ell_width, l.slots),
                 (plan.rows, plan.cols, plan.nnz, plan.ell_width, plan.slots),
@@ -326,9 +326,11 @@ fn the_layout_from_the_length_histogram_is_the_plan_and_the_device_plan_emulated
             assert!(scale == plan.scale_rows, "{what}: rows to scale");
         }
     }
-    // Bad shapes are refused as `plan` refuses them.
-    assert!(format::layout(&[0, 4], 3, 0, 4, 0).is_err());
-    assert!(format::layout(&[0, 4], 3, 32, 0, 0).is_err());
+    // Bad shapes are refused as `plan` refuses them, and lengths out of order.
+    let rows_of_one = params::lengths_in(&[0, 4]);
+    assert!(format::layout(rows_of_one.clone(), 3, 0, 4, 0).is_err());
+    assert!(format::layout(rows_of_one, 3, 32, 0, 0).is_err());
+    assert!(format::layout([(2, 1), (1, 1)].into_iter(), 3, 32, 4, 0).is_err());
 }
 
 /// What brc_plan_count, util_scan, brc_plan_place and brc_plan_queue write, computed as their

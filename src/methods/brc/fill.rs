@@ -194,8 +194,9 @@ impl<T: Scalar> BrcGpu<T> {
             // va, int* col, T* val, unsigned* slot): block_info has `blocks` entries whose slots
             // (ell_slots + offset + T * 32) lie within the format's slots (its plan checked the
             // total fits in 32 bits), piece_start/piece_len 32 per block naming entries < nnz
-            // of the int32 CSR ci/va (written before on `stream`), slot nnz entries; whole
-            // warps (128 threads a block), one per BRC block.
+            // of the int32 CSR ci/va (written before on `stream`), slot nnz entries; 128
+            // threads a block (the kernel's staging arrays are sized for its four warps), a
+            // warp per BRC block.
             unsafe { launch(dev, &kernels.fill, blocks.div_ceil(4), 128, stream, args)? };
         }
         Ok(())
@@ -255,8 +256,11 @@ impl<T: Scalar> BrcGpu<T> {
             )));
         }
         hist.pop();
-        // 2. The fixed rule and the layout, from the counts.
-        let rule = params::fixed_rule_of(params::lengths_in(&hist), st, sm);
+        // 2. The fixed rule and the layout, from the lengths present (one pass over the
+        // counts).
+        let present: Vec<(usize, usize)> = params::lengths_in(&hist).collect();
+        drop(hist);
+        let rule = params::fixed_rule_of(present.iter().copied(), st, sm);
         let p = rule.params;
         if p.b1 != params::WARP {
             return Err(Error::Internal(format!(
@@ -264,7 +268,7 @@ impl<T: Scalar> BrcGpu<T> {
             )));
         }
         let l = format::layout(
-            &hist,
+            present.into_iter(),
             st.cols,
             p.b1 as usize,
             p.b2 as usize,
@@ -426,6 +430,12 @@ impl<T: Scalar> BrcGpu<T> {
             partial_ring: None,
         };
         let planned = us(t0);
+        // At trace level 3 the plan's kernels are waited for, so the trace splits the device's
+        // time between them and the fill (the wait itself costs the build a few microseconds).
+        let plan_done = (crate::backend::trace_level() >= 3).then(|| {
+            let _ = crate::backend::cuda::synchronize(dev, stream);
+            us(t0)
+        });
         Self::queue_fills(
             &kernels,
             dev,
@@ -445,8 +455,10 @@ impl<T: Scalar> BrcGpu<T> {
                 Err(e) => format!("its wait failed: {e}"),
             };
             format!(
-                "BRC's device plan and fill of {rows} rows, {} slots, {} buckets, {tiles} tiles of {tile}: lengths counted at {counted:.1} us, rule and layout at {laid_out:.1} us, plan queued at {planned:.1} us, fill queued at {queued:.1} us, {done}",
-                l.slots, l.buckets
+                "BRC's device plan and fill of {rows} rows, {} slots, {} buckets, {tiles} tiles of {tile}: lengths counted at {counted:.1} us, rule and layout at {laid_out:.1} us, plan queued at {planned:.1} us,{} fill queued at {queued:.1} us, {done}",
+                l.slots,
+                l.buckets,
+                plan_done.map_or(String::new(), |t| format!(" plan done at {t:.1} us,"))
             )
         });
         let how = format!(

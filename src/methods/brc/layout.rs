@@ -96,26 +96,37 @@ impl Layout {
 }
 
 /// The [`Layout`] of the BRC form (atomic variant) of a matrix of `cols` columns whose rows'
-/// lengths are counted in `hist` (`hist[l]`: rows of length l; longer than the longest row is
-/// fine), with blocks of `b1` rows, at most `b2` entries of a row per block and an ELL part of
-/// `ell_width` (lowered to the longest row). Equal to [`super::plan`]'s on the same matrix, field
-/// for field (tests/brc_host.rs). Errors as `plan`'s.
-pub fn layout(hist: &[u32], cols: usize, b1: usize, b2: usize, ell_width: usize) -> Result<Layout> {
+/// lengths are `lengths` ((length, rows of that length) pairs, ascending lengths, each once:
+/// `params::lengths_in` of a histogram), with blocks of `b1` rows, at most `b2` entries of a
+/// row per block and an ELL part of `ell_width` (lowered to the longest row). Equal to
+/// [`super::plan`]'s on the same matrix, field for field (tests/brc_host.rs). Errors as
+/// `plan`'s.
+pub fn layout(
+    lengths: impl Iterator<Item = (usize, usize)>,
+    cols: usize,
+    b1: usize,
+    b2: usize,
+    ell_width: usize,
+) -> Result<Layout> {
     if b1 == 0 || b2 == 0 {
         return Err(Error::InvalidValue(format!(
             "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
         )));
     }
-    // One pass over the counts: the totals, and the lengths present (every other pass below
-    // walks those alone; a graph's longest row is tens of thousands, its lengths a few hundred).
+    // The totals, and the lengths present (every pass below walks those alone: a graph's
+    // longest row is tens of thousands, its distinct lengths a few hundred).
     let (mut rows, mut nnz) = (0usize, 0usize);
     let mut present: Vec<(usize, usize)> = Vec::new();
-    for (l, &n) in hist.iter().enumerate() {
-        if n > 0 {
-            rows += n as usize;
-            nnz += l * n as usize;
-            present.push((l, n as usize));
+    for (l, n) in lengths.filter(|&(_, n)| n > 0) {
+        if present.last().is_some_and(|&(p, _)| p >= l) {
+            return Err(Error::Internal(format!(
+                "BRC's layout takes ascending row lengths, got {l} after {}",
+                present.last().map_or(0, |p| p.0)
+            )));
         }
+        rows += n;
+        nnz += l * n;
+        present.push((l, n));
     }
     let max_len = present.last().map_or(0, |&(l, _)| l);
     let k = ell_width.min(max_len);
@@ -125,7 +136,7 @@ pub fn layout(hist: &[u32], cols: usize, b1: usize, b2: usize, ell_width: usize)
     }
     let ell_slots = ell_slots as usize;
     let max_rem = max_len - k;
-    let empty_rows = hist.first().map_or(0, |&n| n as usize);
+    let empty_rows = present.first().filter(|p| p.0 == 0).map_or(0, |p| p.1);
     // The buckets: the remaining lengths present (past the ELL part), longest first, their rows,
     // and where each starts in the sorted list.
     let (mut lens, mut counts, mut starts) = (Vec::new(), Vec::new(), Vec::new());
