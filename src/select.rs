@@ -373,7 +373,7 @@ pub enum BuildFrom {
 ///   products more; the 27-point stencil 100³ lost about as much. BRC filled on the device
 ///   from a plan (sessions 33-34: a download of the row offsets, the plan on up to 8 host
 ///   threads, one pass over the CSR; 19 ms for 10^6 rows on the H200 machine; since session
-///   36 the plan made on the device too, 1.6-3.3 ms) takes the same count: started after 40
+///   36 the plan made on the device too, 1.4-1.7 ms) takes the same count: started after 40
 ///   products, AUTO's time to 100 and 1,000 products on power-law,
 ///   circuit and empty-row matrices of 10^6 rows was within run-to-run noise of the download
 ///   path's, which builds nothing before product 4,000 (session 34, run D).
