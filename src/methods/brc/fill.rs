@@ -50,6 +50,15 @@ pub fn plans_on_device(stats: &crate::csr::RowStats, deterministic: bool) -> boo
         && stats.rows < i32::MAX as usize
 }
 
+/// For a trace line: the build's work on `stream` waited for, and when it was done (in
+/// microseconds since `t0`), or why the wait failed.
+fn done_at(dev: &Arc<Device>, stream: Stream, t0: std::time::Instant) -> String {
+    match crate::backend::cuda::synchronize(dev, stream) {
+        Ok(()) => format!("done at {:.1} us", t0.elapsed().as_secs_f64() * 1e6),
+        Err(e) => format!("its wait failed: {e}"),
+    }
+}
+
 impl<T: Scalar> BrcGpu<T> {
     /// The fixed rule's format of the device CSR `csr`, built on the device: the plan made on
     /// the device ([`plans_on_device`]), or made on the host from the row offsets (`rows + 1`
@@ -121,10 +130,7 @@ impl<T: Scalar> BrcGpu<T> {
         drop(pieces);
         let queued = us(t0);
         trace(2, || {
-            let done = match crate::backend::cuda::synchronize(dev, stream) {
-                Ok(()) => format!("done at {:.1} us", us(t0)),
-                Err(e) => format!("its wait failed: {e}"),
-            };
+            let done = done_at(dev, stream, t0);
             format!(
                 "BRC's device fill of {} rows, {} slots: row offsets read at {read:.1} us, rule and plan at {planned:.1} us, plan arrays uploaded at {uploaded:.1} us, fill queued at {queued:.1} us, {done}",
                 st.rows, plan.slots
@@ -326,17 +332,21 @@ impl<T: Scalar> BrcGpu<T> {
         if places {
             scan_ws.zero(stream)?;
             let shared = (4 * l.buckets) as u32;
-            let args = KernelArgs::new()
-                .push(rows as i32)
-                .push(tile as i32)
-                .push(tiles as i32)
-                .push(k)
-                .push(b2)
-                .push(scale)
-                .push(rp)
-                .push(bucket_of)
-                .push(l.buckets as i32)
-                .push(counts.addr());
+            // The arguments brc_plan_count and brc_plan_place begin with.
+            let tile_args = || {
+                KernelArgs::new()
+                    .push(rows as i32)
+                    .push(tile as i32)
+                    .push(tiles as i32)
+                    .push(k)
+                    .push(b2)
+                    .push(scale)
+                    .push(rp)
+                    .push(bucket_of)
+                    .push(l.buckets as i32)
+                    .push(counts.addr())
+            };
+            let args = tile_args();
             // SAFETY: brc_plan_count(int rows, int tile, int tiles, int k, int b2, int scale,
             // const int* rp, const unsigned* bucket_of, int buckets, unsigned* counts): rp is
             // the CSR's row offsets, whose lengths hist counted (so every remaining length is
@@ -351,17 +361,7 @@ impl<T: Scalar> BrcGpu<T> {
                 scan_ws.addr(),
                 scan_ws.addr() + 16,
             )?;
-            let args = KernelArgs::new()
-                .push(rows as i32)
-                .push(tile as i32)
-                .push(tiles as i32)
-                .push(k)
-                .push(b2)
-                .push(scale)
-                .push(rp)
-                .push(bucket_of)
-                .push(l.buckets as i32)
-                .push(counts.addr())
+            let args = tile_args()
                 .push(l.in_brc as u32)
                 .push(sorted.addr())
                 .push(scale_rows.addr());
@@ -450,10 +450,7 @@ impl<T: Scalar> BrcGpu<T> {
         drop((table_dev, counts, scan_ws, sorted, piece_start, piece_len));
         let queued = us(t0);
         trace(2, || {
-            let done = match crate::backend::cuda::synchronize(dev, stream) {
-                Ok(()) => format!("done at {:.1} us", us(t0)),
-                Err(e) => format!("its wait failed: {e}"),
-            };
+            let done = done_at(dev, stream, t0);
             format!(
                 "BRC's device plan and fill of {rows} rows, {} slots, {} buckets, {tiles} tiles of {tile}: lengths counted at {counted:.1} us, rule and layout at {laid_out:.1} us, plan queued at {planned:.1} us,{} fill queued at {queued:.1} us, {done}",
                 l.slots,

@@ -128,6 +128,16 @@ impl Piece {
     }
 }
 
+/// B1 and B2 must be at least 1 (`plan` and `layout` refuse other shapes).
+fn check_shape(b1: usize, b2: usize) -> Result<()> {
+    if b1 == 0 || b2 == 0 {
+        return Err(Error::InvalidValue(format!(
+            "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
+        )));
+    }
+    Ok(())
+}
+
 fn too_large(what: &str, n: u128) -> Error {
     Error::NotSupported(format!(
         "BRC: {what} would be {n}, above the 2^32-1 a 32-bit value map can address; use another algorithm for this matrix"

@@ -15,7 +15,7 @@
 //! off the buckets.
 #![forbid(unsafe_code)]
 
-use super::{summary_of, too_large, Variant, SPLIT};
+use super::{check_shape, summary_of, too_large, Variant, SPLIT};
 use crate::error::{Error, Result};
 
 /// `bucket_of` of a remaining length that no BRC row has (0 among them: such rows are in no
@@ -108,11 +108,7 @@ pub fn layout(
     b2: usize,
     ell_width: usize,
 ) -> Result<Layout> {
-    if b1 == 0 || b2 == 0 {
-        return Err(Error::InvalidValue(format!(
-            "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
-        )));
-    }
+    check_shape(b1, b2)?;
     // The totals, and the lengths present (every pass below walks those alone: a graph's
     // longest row is tens of thousands, its distinct lengths a few hundred).
     let (mut rows, mut nnz) = (0usize, 0usize);

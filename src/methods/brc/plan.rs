@@ -3,7 +3,7 @@
 //! given number of host threads. A child module of format.rs, whose `Plan` it makes.
 #![forbid(unsafe_code)]
 
-use super::{too_large, Piece, Plan, Variant, DUMMY, SPLIT};
+use super::{check_shape, too_large, Piece, Plan, Variant, DUMMY, SPLIT};
 use crate::csr::try_vec_filled;
 use crate::error::{Error, Result};
 use crate::methods::cancel;
@@ -169,11 +169,7 @@ pub fn plan_on(
     variant: Variant,
     threads: usize,
 ) -> Result<Plan> {
-    if b1 == 0 || b2 == 0 {
-        return Err(Error::InvalidValue(format!(
-            "BRC needs B1 >= 1 and B2 >= 1, got B1 = {b1}, B2 = {b2}"
-        )));
-    }
+    check_shape(b1, b2)?;
     let rows = rp.len().saturating_sub(1);
     let nnz = rp.last().map_or(0, |&n| n as usize);
     let len = |r: usize| (rp[r + 1] - rp[r]) as usize;
