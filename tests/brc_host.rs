@@ -403,10 +403,7 @@ fn emulate_device_plan(
     let (mut dest, mut start, mut len) = (vec![DUMMY; n], vec![0u32; n], vec![0u32; n]);
     let rounds = l.rounds();
     for q in 0..n.min(l.pieces) {
-        let j = (0..rounds)
-            .rev()
-            .find(|&j| l.round_start[j] as usize <= q)
-            .unwrap();
+        let j = l.round_start[..rounds].partition_point(|&s| s as usize <= q) - 1;
         let r = sorted[q - l.round_start[j] as usize] as usize;
         let (s, rem) = (rp[r], rp[r + 1] - rp[r] - k);
         let skip = j as i32 * b2;
