@@ -50,6 +50,16 @@ pub fn plans_on_device(stats: &crate::csr::RowStats, deterministic: bool) -> boo
         && stats.rows < i32::MAX as usize
 }
 
+/// The device fill's kernels take blocks of one warp (B1 = 32, what the fixed rule gives).
+fn warp_blocks(p: &params::Params) -> Result<()> {
+    if p.b1 != params::WARP {
+        return Err(Error::Internal(format!(
+            "BRC's device fill takes B1 = 32, the fixed rule gave {p}"
+        )));
+    }
+    Ok(())
+}
+
 /// For a trace line: the build's work on `stream` waited for, and when it was done (in
 /// microseconds since `t0`), or why the wait failed.
 fn done_at(dev: &Arc<Device>, stream: Stream, t0: std::time::Instant) -> String {
@@ -90,11 +100,7 @@ impl<T: Scalar> BrcGpu<T> {
         let sm = dev.sm_count();
         let rule = params::fixed_rule(&rp, st, sm);
         let p = rule.params;
-        if p.b1 != params::WARP {
-            return Err(Error::Internal(format!(
-                "BRC's device fill takes B1 = 32, the fixed rule gave {p}"
-            )));
-        }
+        warp_blocks(&p)?;
         let plan = format::plan(
             &rp,
             st.cols,
@@ -142,6 +148,7 @@ impl<T: Scalar> BrcGpu<T> {
         );
         Ok(Self::assemble(kernels, dev, on, p, &how))
     }
+
     /// Queues on `stream` the fills of `on`'s arrays from `csr`: the ELL part's (`brc_ell_fill`,
     /// when `on` has one), then the blocks' (`brc_fill`) from the block rows' pieces at
     /// `pieces` (piece starts, piece lengths: `on.block_rows` u32 each; `None` without blocks).
@@ -268,11 +275,7 @@ impl<T: Scalar> BrcGpu<T> {
         drop(hist);
         let rule = params::fixed_rule_of(present.iter().copied(), st, sm);
         let p = rule.params;
-        if p.b1 != params::WARP {
-            return Err(Error::Internal(format!(
-                "BRC's device fill takes B1 = 32, the fixed rule gave {p}"
-            )));
-        }
+        warp_blocks(&p)?;
         let l = format::layout(
             present.into_iter(),
             st.cols,

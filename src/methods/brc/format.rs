@@ -138,6 +138,28 @@ fn check_shape(b1: usize, b2: usize) -> Result<()> {
     Ok(())
 }
 
+/// The start of each block of widths `nnz_per_block` (B1 rows each) in the BRC part, plus the
+/// end, and the slots stored with an ELL part of `ell_slots` before them: an error when those
+/// exceed what a 32-bit value map addresses. `plan` and `layout` both end with this.
+fn block_offsets(nnz_per_block: &[u32], b1: usize, ell_slots: usize) -> Result<(Vec<u32>, usize)> {
+    let mut block_offset = Vec::new();
+    block_offset
+        .try_reserve_exact(nnz_per_block.len() + 1)
+        .map_err(|_| {
+            Error::AllocFailed(format!("BRC: offsets of {} blocks", nnz_per_block.len()))
+        })?;
+    let mut total = ell_slots as u128;
+    for &t in nnz_per_block {
+        block_offset.push((total - ell_slots as u128) as u32);
+        total += (b1 * t as usize) as u128;
+        if total > u32::MAX as u128 {
+            return Err(too_large("the stored slots (ELL + BRC)", total));
+        }
+    }
+    block_offset.push((total - ell_slots as u128) as u32);
+    Ok((block_offset, total as usize))
+}
+
 fn too_large(what: &str, n: u128) -> Error {
     Error::NotSupported(format!(
         "BRC: {what} would be {n}, above the 2^32-1 a 32-bit value map can address; use another algorithm for this matrix"

@@ -15,7 +15,7 @@
 //! off the buckets.
 #![forbid(unsafe_code)]
 
-use super::{check_shape, summary_of, too_large, Variant, SPLIT};
+use super::{block_offsets, check_shape, summary_of, too_large, Variant, SPLIT};
 use crate::error::{Error, Result};
 
 /// `bucket_of` of a remaining length that no BRC row has (0 among them: such rows are in no
@@ -161,7 +161,7 @@ pub fn layout(
     // prefix of the buckets (`above` of them) that shortens as j grows.
     let mut round_start = Vec::new();
     let (mut above, mut at) = (lens.len(), 0usize);
-    while above > 0 {
+    loop {
         let skip = round_start.len() * b2;
         while above > 0 && lens[above - 1] <= skip {
             above -= 1;
@@ -213,16 +213,7 @@ pub fn layout(
             nnz_per_block[b] = first;
         }
     }
-    let mut block_offset = Vec::with_capacity(num_blocks + 1);
-    let mut total = ell_slots as u128;
-    for &t in &nnz_per_block {
-        block_offset.push((total - ell_slots as u128) as u32);
-        total += (b1 * t as usize) as u128;
-        if total > u32::MAX as u128 {
-            return Err(too_large("the stored slots (ELL + BRC)", total));
-        }
-    }
-    block_offset.push((total - ell_slots as u128) as u32);
+    let (block_offset, slots) = block_offsets(&nnz_per_block, b1, ell_slots)?;
     Ok(Layout {
         rows,
         cols,
@@ -230,7 +221,7 @@ pub fn layout(
         b1,
         b2,
         ell_width: k,
-        slots: total as usize,
+        slots,
         nnz_per_block,
         block_offset,
         pieces,

@@ -3,7 +3,7 @@
 //! given number of host threads. A child module of format.rs, whose `Plan` it makes.
 #![forbid(unsafe_code)]
 
-use super::{check_shape, too_large, Piece, Plan, Variant, DUMMY, SPLIT};
+use super::{block_offsets, check_shape, too_large, Piece, Plan, Variant, DUMMY, SPLIT};
 use crate::csr::try_vec_filled;
 use crate::error::{Error, Result};
 use crate::methods::cancel;
@@ -351,16 +351,7 @@ pub fn plan_on(
     })?;
     drop(sorted);
     // Offsets, and the slots' count within 32 bits.
-    let mut block_offset = try_vec_filled(num_blocks + 1, 0u32, "BRC block_offset")?;
-    let mut total = ell_slots as u128;
-    for (b, &t) in nnz_per_block.iter().enumerate() {
-        block_offset[b] = (total - ell_slots as u128) as u32;
-        total += (b1 * t as usize) as u128;
-        if total > u32::MAX as u128 {
-            return Err(too_large("the stored slots (ELL + BRC)", total));
-        }
-    }
-    block_offset[num_blocks] = (total - ell_slots as u128) as u32;
+    let (block_offset, slots) = block_offsets(&nnz_per_block, b1, ell_slots)?;
 
     // The second kernel's row lists.
     let (mut scale_rows, mut fix_rows, mut fix_ptr) = (Vec::new(), Vec::new(), Vec::new());
@@ -442,7 +433,7 @@ pub fn plan_on(
         b2,
         ell_width: k,
         variant,
-        slots: total as usize,
+        slots,
         piece_start,
         piece_len: plen,
         row_perm,
