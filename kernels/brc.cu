@@ -408,8 +408,6 @@ TESSERA_INSTANTIATE(BRC_ENTRY)
 // moves that bucket's count on; a lane's place is its bucket's count before the step plus the
 // lanes of its bucket below it.
 #define BRC_NO_BUCKET 0xFFFFFFFFu
-#define BRC_DUMMY 0xFFFFFFFFu
-#define BRC_SPLIT 0x80000000u
 
 // hist[len] += the rows of that length, for len <= max_len; rows longer than that (none, when
 // the matrix's statistics are right) count in hist[max_len + 1]. hist holds max_len + 2 zeroed
