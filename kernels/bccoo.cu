@@ -486,14 +486,14 @@ TESSERA_INSTANTIATE(BCCOO_ENTRY)
 //                      short delta cannot hold (format/facts.rs, same samples, same counts);
 //   bccoo_block_count: blocks per block row (format/blocking.rs's merge, duplicates opening a
 //                      new block at the same column; an empty block row has one block), and
-//                      each entry's block within its block row;
+//                      each entry's block within its block row (a warp per block row);
 //   (the counts scanned into each block row's first block: backend/cuda/scan.rs)
-//   bccoo_fill_<T>:    one block per warp group of thread tiles, whose blocks are stored
-//                      together: values, columns (or deltas) and value map, staged in shared
-//                      memory and written out coalesced;
 //   bccoo_tiles:       one thread per thread tile, one block per workgroup: bit-flag words,
 //                      first-result entry, and the workgroup's flags (skip the scan, wait,
-//                      publish).
+//                      publish);
+//   bccoo_fill_<T>:    one block per warp group of thread tiles, whose blocks are stored
+//                      together: values, columns (or deltas) and value map, staged in shared
+//                      memory and written out coalesced.
 #if BCCOO_BW == 1 && BCCOO_BH == 1
 
 #define BCCOO_BUILD_THREADS 256
@@ -631,21 +631,128 @@ __device__ __forceinline__ unsigned bccoo_walk(const int *__restrict__ rp,
     return n;
 }
 
+// How many keys of the warp's window (a sorted key per lane; a lane without one holds ~0u,
+// above every key) are below x, and whether x is among them (`present`). Every lane calls, each
+// with its own x.
+__device__ __forceinline__ int bccoo_window_rank(unsigned key, unsigned x, bool &present) {
+    int pos = 0;
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+        if (__shfl_sync(TESSERA_FULL_MASK, key, pos + s - 1) < x) pos += s;
+    }
+    const unsigned at = __shfl_sync(TESSERA_FULL_MASK, key, pos);
+    present = at == x;
+    return at < x ? 32 : pos;
+}
+
 // count[br] = blocks of block row br (at least 1), br < nbr = ceil(rows / bh), and lid[k] = the
-// block of its block row that entry k falls in (non-decreasing along each row). A thread per
-// block row (a warp per block row whose lanes staged its columns in shared memory for its
-// first lane to walk took longer: 1.58 against 1.7 ms on elasticity 48³ in ncu, but 1.2-1.35
-// against 0.85-0.96 ms for the whole build of 32³, session 25's runs B and C). Grid-stride,
-// at most two blocks per SM (device.rs: more evict each other's lines from the L1).
+// block of its block row that entry k falls in (non-decreasing along each row): a warp per block
+// row, grid-stride. Without a repeated column in a row, bccoo_walk's blocks are the distinct
+// block columns of the block row's rows in ascending order, so an entry's block is the number of
+// distinct block columns below its own. The warp reads 32 entries of each row at a time (a
+// window); the block columns below `lim` (the smallest last block column of a window that does
+// not reach its row's end) are then all in the windows, and are taken: an entry is new when it
+// is the first of its block column in its row's window and no earlier row's window holds that
+// block column, and its block is the blocks before the round plus the new entries below its
+// block column, counted in every window (a binary search by shuffles in each). Reads and writes
+// are coalesced. A block row with a repeated column (a duplicate, which opens a second block at
+// the same block column) is walked by its warp's first lane instead (bccoo_walk). The earlier
+// thread per block row, whose lanes read 32 rows at once, read 8 times the bytes it used.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
                       const int *__restrict__ ci, unsigned *count, unsigned *lid) {
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long br = (long long)blockIdx.x * blockDim.x + threadIdx.x; br < nbr; br += step) {
+    const int lane = threadIdx.x & 31;
+    const long long step = (long long)gridDim.x * BCCOO_BUILD_WARPS;
+    for (long long br = (long long)blockIdx.x * BCCOO_BUILD_WARPS + (threadIdx.x >> 5); br < nbr;
+         br += step) {
         const int r0 = (int)(br * bh);
-        const unsigned n = bccoo_walk(rp, ci, r0, min(bh, rows - r0), shift,
-                                      [&](int k, unsigned b) { lid[k] = b; });
-        count[br] = n > 0 ? n : 1u;
+        const int h = min(bh, rows - r0);  // warp-uniform, like every row bound below
+        int head[4], end[4];
+        unsigned last[4];  // the column of each row's last entry taken (~0u: none yet)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            head[i] = i < h ? rp[r0 + i] : 0;
+            end[i] = i < h ? rp[r0 + i + 1] : 0;
+            last[i] = 0xffffffffu;
+        }
+        unsigned base = 0;  // blocks of the rounds before
+        bool walk = false;
+        while (head[0] < end[0] || head[1] < end[1] || head[2] < end[2] || head[3] < end[3]) {
+            unsigned c[4], key[4];
+            unsigned lim = 0xffffffffu;
+            bool repeat = false;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int k = head[i] + lane;
+                c[i] = k < end[i] ? (unsigned)ci[k] : 0xffffffffu;
+                const unsigned up = __shfl_up_sync(TESSERA_FULL_MASK, c[i], 1);
+                repeat |= k < end[i] && c[i] == (lane == 0 ? last[i] : up);
+                const unsigned tail = __shfl_sync(TESSERA_FULL_MASK, c[i], 31);
+                if (end[i] - head[i] > 32) lim = min(lim, tail >> shift);
+            }
+            // Columns are below 2^31, so a taken key is below ~0u.
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                key[i] = c[i] != 0xffffffffu && (c[i] >> shift) < lim ? c[i] >> shift : 0xffffffffu;
+            unsigned taken[4], news[4];
+            unsigned any = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                taken[i] = __ballot_sync(TESSERA_FULL_MASK, key[i] != 0xffffffffu);
+                any |= taken[i];
+            }
+            // Never without a repeat (a window that stops short of its row's end holds at least
+            // 8 block columns, and its first is below lim); the walk keeps a surprise correct.
+            if (__any_sync(TESSERA_FULL_MASK, repeat) || any == 0) {
+                walk = true;
+                break;
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                bool isnew = false;
+                if (i < h) {
+                    const unsigned up = __shfl_up_sync(TESSERA_FULL_MASK, key[i], 1);
+                    isnew = key[i] != 0xffffffffu && (lane == 0 || up != key[i]);
+#pragma unroll
+                    for (int p = 0; p < i; ++p) {
+                        bool present;
+                        bccoo_window_rank(key[p], key[i], present);
+                        isnew = isnew && !present;
+                    }
+                }
+                news[i] = __ballot_sync(TESSERA_FULL_MASK, isnew);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                if (i >= h) break;
+                unsigned b = base;
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    if (q >= h) break;
+                    bool present;
+                    const int pos = bccoo_window_rank(key[q], key[i], present);
+                    b += __popc(pos >= 32 ? news[q] : news[q] & ((1u << pos) - 1u));
+                }
+                if (key[i] != 0xffffffffu) lid[head[i] + lane] = b;
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                base += __popc(news[i]);
+                const int t = __popc(taken[i]);
+                if (t > 0) last[i] = __shfl_sync(TESSERA_FULL_MASK, c[i], t - 1);
+                head[i] += t;
+            }
+        }
+        if (walk) {
+            if (lane == 0) {
+                const unsigned n = bccoo_walk(rp, ci, r0, h, shift,
+                                              [&](int k, unsigned b) { lid[k] = b; });
+                count[br] = n > 0 ? n : 1u;
+            }
+        } else if (lane == 0) {
+            count[br] = base > 0 ? base : 1u;
+        }
+        __syncwarp();
     }
 }
 
@@ -680,18 +787,30 @@ __device__ __forceinline__ long long bccoo_row_of_block(const unsigned *__restri
     return lo;
 }
 
+// r / bh for the heights the format takes (1 to 4): shifts, and a division by the constant 3.
+__device__ __forceinline__ int bccoo_div_bh(int r, int bh) {
+    return bh == 3 ? r / 3 : r >> (bh >> 1);
+}
+
 // One block per warp group g: the 32 thread tiles g * 32 .. g * 32 + 31, whose blocks
 // [B0, B0 + 32 tile) are stored together (the warp-wide transpose: block j of tile t at
 // (t / 32) * 32 * tile + j * 32 + t % 32, a contiguous range per value array). The block stages
 // them in shared memory, `js` block positions j per lane at a time (js * 32 blocks: the host
 // sizes js to the shared memory), zeroed: each entry of the block rows overlapping the range
-// (found from lid, its block within its block row: only the overlapping part of the first and
-// last block rows is read) goes to its block's staged values, its block column to the staged
-// columns, and its place in `values` to value_slot; then the stage is written out coalesced:
-// values, and the columns as u16 / u32 (col_mode 0 / 1) or, in delta mode (2), full and the
-// segmented differences (format/arrays.rs: the first block of a tile, a true -1 and a
-// difference beyond a short are escapes, counted into *escapes). Padding blocks (b >= blocks)
-// and empty block rows' blocks come out as zero values at column 0.
+// goes to its block's staged values, its block column to the staged columns, and its place in
+// `values` to value_slot; then the stage is written out coalesced: values, and the columns as
+// u16 / u32 (col_mode 0 / 1) or, in delta mode (2), full and the segmented differences
+// (format/arrays.rs: the first block of a tile, a true -1 and a difference beyond a short are
+// escapes, counted into *escapes). Padding blocks (b >= blocks) and empty block rows' blocks
+// come out as zero values at column 0.
+//
+// The entries: the block rows of B0 and B1 - 1 come from res_entry (bccoo_tiles, run before:
+// the block row of each thread tile's first block); the first and last block rows' rows are
+// narrowed to the entries whose blocks fall in the range by a binary search of lid each, one
+// lane of the first warp per bound; the rows between are taken whole. An entry's row is known
+// from its range for the narrowed ones and found by a binary search of rp for the rest. The
+// stage puts a gap after every 32 block positions (33 per j), so that the consecutive blocks
+// of a row (32 positions apart) fall in different banks.
 template <typename T>
 __device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile, int js,
                                            long long nbr, long long blocks, long long padded,
@@ -699,108 +818,140 @@ __device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile
                                            const int *__restrict__ ci,
                                            const T *__restrict__ va,
                                            const unsigned *__restrict__ start,
-                                           const unsigned *__restrict__ lid, void *col,
+                                           const unsigned *__restrict__ lid,
+                                           const unsigned *__restrict__ res_entry, void *col,
                                            unsigned *full, T *values, unsigned *value_slot,
                                            unsigned long long *escapes) {
     extern __shared__ __align__(16) unsigned char bccoo_stage[];
-    __shared__ long long s_rs[9], s_re[9];
-    __shared__ int s_nr, s_rlo, s_rhi;
+    // Up to 9 entry ranges: 4 rows of the first block row, 4 of the last, the rows between
+    // (s_row -1: found by a search of rp in [s_mlo, s_mhi)).
+    __shared__ int s_rs[9], s_re[9], s_row[9];
+    __shared__ int s_nr, s_mlo, s_mhi;
     const int bw = 1 << shift;
     const unsigned mask = (unsigned)bw - 1u;
     const unsigned long long g = blockIdx.x;
     const unsigned long long B0 = g * 32ull * (unsigned)tile;
     const unsigned long long B1 = min(B0 + 32ull * (unsigned)tile, (unsigned long long)blocks);
-    if (threadIdx.x == 0) {
-        // The entry ranges whose blocks may fall in [B0, B1): the first and last block rows'
-        // rows narrowed by lid, the block rows between them whole.
-        int nr = 0, rlo = 0, rhi = 0;
+    if (threadIdx.x < 32) {
+        const int lane = threadIdx.x;
+        long long lo = 0, hi = -1;
         if (B0 < B1) {
-            const long long lo = bccoo_row_of_block(start, nbr, B0);
-            const long long hi = bccoo_row_of_block(start, nbr, B1 - 1);
-            rlo = (int)(lo * bh);
-            rhi = (int)min((hi + 1) * bh, (long long)rows);
-            for (int e = 0; e < 2; ++e) {
-                const long long br = e == 0 ? lo : hi;
-                if (e == 1 && hi == lo) break;
+            // res_entry[t] is the block row of block t * tile (nbr past the last block), and
+            // every block row has a block: B1 - 1 is in the block row of B1 or the one before.
+            lo = res_entry[32 * g];
+            const long long r = res_entry[32 * g + 32];
+            hi = r >= nbr ? nbr - 1 : ((unsigned long long)start[r] < B1 ? r : r - 1);
+        }
+        // Lane e * 8 + i * 2 + w (lanes 0-15): the bound w (0: from, 1: to) of row i of the
+        // first (e = 0) or last (e = 1) block row.
+        const int e = lane >> 3, i = (lane >> 1) & 3, w = lane & 1;
+        int bound = 0;
+        bool has = false;
+        if (lane < 16 && B0 < B1 && i < bh && (e == 0 || hi > lo)) {
+            const long long br = e == 0 ? lo : hi;
+            const int r = (int)(br * bh) + i;
+            if (r < rows) {
                 const unsigned long long s0 = start[br];
-                const unsigned long long from = B0 > s0 ? B0 - s0 : 0ull;
-                const unsigned long long to = B1 - s0;  // > from: the block row meets the range
-                const int r0 = (int)(br * bh), r1 = (int)min((br + 1) * bh, (long long)rows);
-                for (int r = r0; r < r1; ++r) {
-                    const long long k0 = bccoo_first_at_least(lid, rp[r], rp[r + 1], from);
-                    const long long k1 = bccoo_first_at_least(lid, k0, rp[r + 1], to);
-                    if (k1 > k0) s_rs[nr] = k0, s_re[nr] = k1, ++nr;
-                }
-            }
-            if (hi > lo + 1) {
-                s_rs[nr] = rp[(lo + 1) * bh];
-                s_re[nr] = rp[hi * bh];
-                if (s_re[nr] > s_rs[nr]) ++nr;
+                const unsigned long long v = w == 0 ? (B0 > s0 ? B0 - s0 : 0ull) : B1 - s0;
+                bound = (int)bccoo_first_at_least(lid, rp[r], rp[r + 1], v);
+                has = true;
             }
         }
-        s_nr = nr;
-        s_rlo = rlo;
-        s_rhi = rhi;
+        int nr = 0;
+#pragma unroll
+        for (int q = 0; q < 16; q += 2) {
+            const int k0 = __shfl_sync(TESSERA_FULL_MASK, bound, q);
+            const int k1 = __shfl_sync(TESSERA_FULL_MASK, bound, q + 1);
+            const bool h2 = __shfl_sync(TESSERA_FULL_MASK, has, q);
+            if (h2 && k1 > k0) {
+                if (lane == 0) {
+                    s_rs[nr] = k0;
+                    s_re[nr] = k1;
+                    s_row[nr] = (int)((q >> 3 == 0 ? lo : hi) * bh) + ((q >> 1) & 3);
+                }
+                ++nr;
+            }
+        }
+        if (lane == 0) {
+            s_mlo = (int)((lo + 1) * bh);
+            s_mhi = (int)min(hi * bh, (long long)rows);
+            if (hi > lo + 1 && rp[hi * bh] > rp[(lo + 1) * bh]) {
+                s_rs[nr] = rp[(lo + 1) * bh];
+                s_re[nr] = rp[hi * bh];
+                s_row[nr] = -1;
+                ++nr;
+            }
+            s_nr = nr;
+        }
     }
     __syncthreads();
-    const int nr = s_nr, rlo = s_rlo, rhi = s_rhi;
-    long long total = 0;
+    const int nr = s_nr, mlo = s_mlo, mhi = s_mhi;
+    int total = 0;
     for (int q = 0; q < nr; ++q) total += s_re[q] - s_rs[q];
     T *sv = (T *)bccoo_stage;
-    unsigned *sc = (unsigned *)(sv + 32 * js * bh * bw);
-    const unsigned long long base = g * 32ull * (unsigned)tile;  // stored position of B0
+    unsigned *sc = (unsigned *)(sv + 33 * js * bh * bw);
+    const unsigned long long base = B0;  // stored position of B0
+    const unsigned utile = (unsigned)tile;
     const int lane = threadIdx.x;
     unsigned prev = 0;  // delta mode: lane < 32's last column, across the slices
     unsigned long long esc = 0;
     for (int j0 = 0; j0 < tile; j0 += js) {
         const int jn = min(js, tile - j0);
-        const int nv = 32 * jn * bh * bw, nc = 32 * jn;
+        const int nv = 33 * jn * bh * bw, nc = 33 * jn;
         for (int q = threadIdx.x; q < nv; q += blockDim.x) sv[q] = T(0);
         for (int q = threadIdx.x; q < nc; q += blockDim.x) sc[q] = 0u;
         __syncthreads();
-        for (long long x = threadIdx.x; x < total; x += blockDim.x) {
-            long long k = x;
-            int q = 0;
+        for (int x = threadIdx.x; x < total; x += blockDim.x) {
+            int k = x, q = 0;
             while (k >= s_re[q] - s_rs[q]) k -= s_re[q] - s_rs[q], ++q;
             k += s_rs[q];
-            // The row of entry k: the last r in [rlo, rhi) with rp[r] <= k.
-            int lo = rlo, hi = rhi - 1;
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) >> 1;
-                if (rp[mid] <= k) {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
+            int r = s_row[q];
+            if (r < 0) {
+                // The row of entry k: the last r in [mlo, mhi) with rp[r] <= k.
+                int a = mlo, z = mhi - 1;
+                while (a < z) {
+                    const int mid = (a + z + 1) >> 1;
+                    if (rp[mid] <= k) {
+                        a = mid;
+                    } else {
+                        z = mid - 1;
+                    }
                 }
+                r = a;
             }
-            const int br = lo / bh, i = lo - br * bh;
+            const int br = bccoo_div_bh(r, bh), i = r - br * bh;
             const unsigned long long b = (unsigned long long)start[br] + lid[k];
             if (b < B0 || b >= B1) continue;
-            const unsigned long long lb = b - B0;
-            const int t = (int)(lb / (unsigned)tile), j = (int)(lb - (unsigned long long)t * tile);
-            if (j < j0 || j >= j0 + jn) continue;
-            const int lp = (j - j0) * 32 + t;
+            const unsigned lb = (unsigned)(b - B0);  // < 32 * tile
+            const unsigned t = lb / utile, j = lb - t * utile;
+            if ((int)j < j0 || (int)j >= j0 + jn) continue;
+            const int lp = ((int)j - j0) * 33 + (int)t;
             const unsigned c = (unsigned)ci[k];
-            sv[((i * 32 * jn + lp) << shift) + (c & mask)] = va[k];
+            sv[((i * 33 * jn + lp) << shift) + (c & mask)] = va[k];
             sc[lp] = c >> shift;  // every entry of the block writes the same column
             value_slot[k] = (unsigned)((((unsigned long long)i * padded + base + j * 32ull + t)
                                         << shift) + (c & mask));
         }
         __syncthreads();
         const unsigned long long p0 = base + 32ull * j0;  // stored position of this slice
+        const int per = 32 * jn * bw;                     // values per row of the slice
         for (int i = 0; i < bh; ++i) {
             T *dst = values + (((unsigned long long)i * padded + p0) << shift);
-            const T *src = sv + i * 32 * jn * bw;
-            for (int q = threadIdx.x; q < 32 * jn * bw; q += blockDim.x) dst[q] = src[q];
+            const T *src = sv + i * 33 * jn * bw;
+            for (int q = threadIdx.x; q < per; q += blockDim.x) {
+                const int lp = q >> shift;
+                dst[q] = src[((lp + (lp >> 5)) << shift) + (q & (int)mask)];
+            }
         }
         if (col_mode == 0) {
-            for (int q = threadIdx.x; q < nc; q += blockDim.x)
-                ((unsigned short *)col)[p0 + q] = (unsigned short)sc[q];
+            for (int q = threadIdx.x; q < 32 * jn; q += blockDim.x)
+                ((unsigned short *)col)[p0 + q] = (unsigned short)sc[q + (q >> 5)];
         } else if (col_mode == 1) {
-            for (int q = threadIdx.x; q < nc; q += blockDim.x) ((unsigned *)col)[p0 + q] = sc[q];
+            for (int q = threadIdx.x; q < 32 * jn; q += blockDim.x)
+                ((unsigned *)col)[p0 + q] = sc[q + (q >> 5)];
         } else if (lane < 32) {
             for (int jj = 0; jj < jn; ++jj) {
-                const unsigned c = sc[jj * 32 + lane];
+                const unsigned c = sc[jj * 33 + lane];
                 const unsigned long long p = p0 + jj * 32ull + lane;
                 full[p] = c;
                 const long long d = (long long)c - (long long)prev;
@@ -883,10 +1034,11 @@ extern "C" __global__ void __launch_bounds__(BCCOO_MAX_WG)
         int rows, int bh, int shift, int tile, int js, long long nbr, long long blocks,        \
         long long padded, int col_mode, const int *__restrict__ rp,                            \
         const int *__restrict__ ci, const T *__restrict__ va,                                  \
-        const unsigned *__restrict__ start, const unsigned *__restrict__ lid, void *col,       \
-        unsigned *full, T *values, unsigned *value_slot, unsigned long long *escapes) {        \
+        const unsigned *__restrict__ start, const unsigned *__restrict__ lid,                  \
+        const unsigned *__restrict__ res_entry, void *col, unsigned *full, T *values,          \
+        unsigned *value_slot, unsigned long long *escapes) {                                   \
         bccoo_fill<T>(rows, bh, shift, tile, js, nbr, blocks, padded, col_mode, rp, ci, va,    \
-                      start, lid, col, full, values, value_slot, escapes);                     \
+                      start, lid, res_entry, col, full, values, value_slot, escapes);          \
     }
 TESSERA_INSTANTIATE(BCCOO_BUILD_ENTRY)
 

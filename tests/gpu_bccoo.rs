@@ -346,6 +346,26 @@ fn device_build_cases() -> Vec<(String, Csr<f64>)> {
         (6, 8, 4.0),
     ]);
     out.push(("duplicates".into(), Csr::from_triplets(41, 37, &t).unwrap()));
+    // Rows longer than the count's 32-entry windows, of different lengths within a block row,
+    // sharing some block columns: a repeated column first met in a later window (row 2, entry
+    // 70; row 5 at the second window's first entry, 32), and block rows without one.
+    let mut t = Vec::new();
+    for r in 0..13usize {
+        let len = 40 + (r * 17) % 70;
+        for e in 0..len {
+            t.push((
+                r,
+                (e * (1 + r % 3) + r / 4) % 400,
+                1.0 + (r * 1000 + e) as f64,
+            ));
+        }
+    }
+    t.push((2, 210, 7.0)); // row 2's column 3 * 70
+    t.push((5, 97, -3.0)); // row 5's column 3 * 32 + 1
+    out.push((
+        "long rows, late duplicates".into(),
+        Csr::from_triplets(13, 400, &t).unwrap(),
+    ));
     out
 }
 

@@ -7,10 +7,11 @@
 //! The steps, on one stream: the sampled facts of every block shape (format/facts.rs's samples,
 //! counted by `bccoo_facts`) and their read-back, the fixed rule on the host; then the blocks of
 //! every block row counted (and each entry's block within its block row), scanned into each
-//! block row's first block, one read-back of the total (the allocation sizes), the fill (a
-//! warp group's blocks staged in shared memory: values, columns or deltas, value map) and the
-//! tiles (bit flags, first-result entries, per-workgroup flags). BCCOO only: BCCOO+'s
-//! slices (never the fixed rule's) are built on the host.
+//! block row's first block, one read-back of the total (the allocation sizes), the tiles (bit
+//! flags, first-result entries, per-workgroup flags) and the fill (a warp group's blocks staged
+//! in shared memory: values, columns or deltas, value map; it finds its block rows in the
+//! tiles' first-result entries). BCCOO only: BCCOO+'s slices (never the fixed rule's) are built
+//! on the host.
 
 use super::cuda::Arrays;
 use super::format::{self, SampledCounts};
@@ -35,12 +36,9 @@ const WARPS: usize = THREADS as usize / 32;
 const FACT_WORDS: usize = 14;
 /// Blocks of the facts kernel per block height, at most (grid-stride).
 const MAX_FACTS_GRID: usize = 1 << 14;
-/// Blocks per SM of the count kernel (a thread per block row, grid-stride), at most. Measured on
-/// an H200 (session 25, run E, named BCCOO's analyze of elasticity 48³, 110,592 block rows):
-/// with 432 blocks (3.3 per SM) the count read 1.68 GB for 103 MB of columns (ncu, run D) and
-/// the build took 3.4 ms (f32 and f64, medians); capped at 1 or 2 per SM, 2.4-2.6 ms; at 4,
-/// 3.4-3.5 ms. Elasticity 32³ (128 blocks) is under every cap.
-const COUNT_BLOCKS_PER_SM: usize = 2;
+/// Blocks of the count kernel (a warp per block row, grid-stride) per SM, at most: enough
+/// resident warps to hide its reads' latency.
+const COUNT_BLOCKS_PER_SM: usize = 16;
 /// Shared memory the fill stages a warp group's blocks in, at most (under the 48 KiB a launch
 /// gets without opting in, and small enough for several blocks per SM).
 const STAGE_BYTES: usize = 32 << 10;
@@ -175,10 +173,9 @@ pub(super) fn build<T: Scalar>(
         "BCCOO's device build (blocks per block row, totals and scan workspace, entries' blocks)",
     )?;
     res.zero(stream)?;
-    // At most COUNT_BLOCKS_PER_SM blocks per SM, grid-stride: each thread walks its block row's
-    // rows at once, and more of them per SM evict each other's lines from the L1.
+    // A warp per block row, grid-stride over at most COUNT_BLOCKS_PER_SM blocks per SM.
     let grid = nbr
-        .div_ceil(THREADS as usize)
+        .div_ceil(WARPS)
         .clamp(1, COUNT_BLOCKS_PER_SM * dev.sm_count().max(1) as usize);
     let args = KernelArgs::new()
         .push(rows as i32)
@@ -191,8 +188,8 @@ pub(super) fn build<T: Scalar>(
         .push(lid.addr());
     // SAFETY: bccoo_block_count(int rows, int bh, int shift, long long nbr, const int* rp,
     // const int* ci, unsigned* count, unsigned* lid): rp, ci are tessera's sound int32 CSR of
-    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; grid-stride over
-    // the nbr block rows.
+    // `rows` rows (sorted rows); count (start) holds nbr + 1 u32, lid nnz u32; a warp per block
+    // row, grid-stride over the nbr block rows.
     unsafe {
         launch(
             dev,
@@ -254,9 +251,24 @@ pub(super) fn build<T: Scalar>(
         ColMode::U32 => 1,
         ColMode::Delta => 2,
     };
-    // Block positions per lane the fill stages at a time (each a value block and a column).
-    let js = (STAGE_BYTES / (32 * (area * vsz + 4))).clamp(1, tile);
-    let stage = 32 * js * (area * vsz + 4);
+    let args = KernelArgs::new()
+        .push(tile as i32)
+        .push(fp.word_bits as i32)
+        .push(blocks as i64)
+        .push(nbr as i64)
+        .push(start.addr())
+        .push(bits.addr())
+        .push(res_entry.addr())
+        .push(info.addr());
+    // SAFETY: bccoo_tiles(int tile, int word_bits, long long blocks, long long nbr, const
+    // unsigned* ends, unsigned char* bits, unsigned* res_entry, unsigned char* wg_info): nwg
+    // blocks of wg threads = `threads` format threads of `tile` blocks; bits holds threads *
+    // words words of word_bits, res_entry threads + 1 u32, wg_info nwg bytes; ends is start.
+    unsafe { launch(dev, &m.function("bccoo_tiles")?, nwg, p.wg, stream, args)? };
+    // Block positions per lane the fill stages at a time (each a value block and a column), in
+    // 33 places per 32 (the stage's gap against bank conflicts).
+    let js = (STAGE_BYTES / (33 * (area * vsz + 4))).clamp(1, tile);
+    let stage = 33 * js * (area * vsz + 4);
     let args = KernelArgs::new()
         .push(rows as i32)
         .push(bh as i32)
@@ -272,6 +284,7 @@ pub(super) fn build<T: Scalar>(
         .push(va)
         .push(start.addr())
         .push(lid.addr())
+        .push(res_entry.addr())
         .push(col.addr())
         .push(col_full.addr())
         .push(values.addr())
@@ -279,10 +292,11 @@ pub(super) fn build<T: Scalar>(
         .push(res.addr() + 8);
     // SAFETY: bccoo_fill_<T>(int rows, int bh, int shift, int tile, int js, long long nbr, long
     // long blocks, long long padded, int col_mode, const int* rp, const int* ci, const T* va,
-    // const unsigned* start, const unsigned* lid, void* col, unsigned* full, T* values,
-    // unsigned* value_slot, unsigned long long* escapes): the CSR as above with its values;
-    // start the scanned counts (nbr + 1) whose total is `blocks`, lid as the count wrote it;
-    // one block per warp group (threads / 32 of them) with 32 * js * (area * sizeof(T) + 4)
+    // const unsigned* start, const unsigned* lid, const unsigned* res_entry, void* col,
+    // unsigned* full, T* values, unsigned* value_slot, unsigned long long* escapes): the CSR as
+    // above with its values; start the scanned counts (nbr + 1) whose total is `blocks`, lid as
+    // the count wrote it, res_entry as bccoo_tiles wrote it (threads + 1 u32, queued before);
+    // one block per warp group (threads / 32 of them) with 33 * js * (area * sizeof(T) + 4)
     // bytes of dynamic shared memory (<= STAGE_BYTES); col holds padded u16 / u32 / i16
     // (col_mode), full padded u32 in delta mode, values bh * padded * bw of T, value_slot nnz
     // u32, escapes one zeroed u64 (res's second word).
@@ -297,20 +311,6 @@ pub(super) fn build<T: Scalar>(
             args,
         )?
     };
-    let args = KernelArgs::new()
-        .push(tile as i32)
-        .push(fp.word_bits as i32)
-        .push(blocks as i64)
-        .push(nbr as i64)
-        .push(start.addr())
-        .push(bits.addr())
-        .push(res_entry.addr())
-        .push(info.addr());
-    // SAFETY: bccoo_tiles(int tile, int word_bits, long long blocks, long long nbr, const
-    // unsigned* ends, unsigned char* bits, unsigned* res_entry, unsigned char* wg_info): nwg
-    // blocks of wg threads = `threads` format threads of `tile` blocks; bits holds threads *
-    // words words of word_bits, res_entry threads + 1 u32, wg_info nwg bytes; ends is start.
-    unsafe { launch(dev, &m.function("bccoo_tiles")?, nwg, p.wg, stream, args)? };
     crate::backend::span("bccoo: fill and tiles queued");
     let filled = us(t0);
     let mut esc = [0u64; 1];
