@@ -654,35 +654,43 @@ __device__ __forceinline__ int bccoo_window_rank(unsigned key, unsigned x, bool 
 // not reach its row's end) are then all in the windows, and are taken: an entry is new when it
 // is the first of its block column in its row's window and no earlier row's window holds that
 // block column, and its block is the blocks before the round plus the new entries below its
-// block column, counted in every window (a binary search by shuffles in each). Reads and writes
-// are coalesced. A block row with a repeated column (a duplicate, which opens a second block at
-// the same block column) is walked by its warp's first lane instead (bccoo_walk). The earlier
-// thread per block row, whose lanes read 32 rows at once, read 8 times the bytes it used.
-extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
-    bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
-                      const int *__restrict__ ci, unsigned *count, unsigned *lid) {
+// block column, counted in every window (in its own from the ballot of its row's first entries,
+// in the others by a binary search by shuffles). Reads and writes are coalesced. A block row
+// with a repeated column (a duplicate, which opens a second block at the same block column) is
+// walked by its warp's first lane instead (bccoo_walk). The earlier thread per block row, whose
+// lanes read 32 rows at once, read 8 times the bytes it used. BH: the block height, a template
+// parameter so that every per-row array stays in registers; rows past the matrix's last are
+// empty.
+template <int BH>
+__device__ __forceinline__ void bccoo_count_warp(int rows, int shift, long long nbr,
+                                                 const int *__restrict__ rp,
+                                                 const int *__restrict__ ci, unsigned *count,
+                                                 unsigned *lid) {
     const int lane = threadIdx.x & 31;
+    const unsigned below = (1u << lane) - 1u;
     const long long step = (long long)gridDim.x * BCCOO_BUILD_WARPS;
     for (long long br = (long long)blockIdx.x * BCCOO_BUILD_WARPS + (threadIdx.x >> 5); br < nbr;
          br += step) {
-        const int r0 = (int)(br * bh);
-        const int h = min(bh, rows - r0);  // warp-uniform, like every row bound below
-        int head[4], end[4];
-        unsigned last[4];  // the column of each row's last entry taken (~0u: none yet)
+        const int r0 = (int)(br * BH);
+        const int h = min(BH, rows - r0);  // warp-uniform, like every row bound below
+        int head[BH], end[BH];
+        unsigned last[BH];  // the column of each row's last entry taken (~0u: none yet)
+        bool more = false;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < BH; ++i) {
             head[i] = i < h ? rp[r0 + i] : 0;
             end[i] = i < h ? rp[r0 + i + 1] : 0;
             last[i] = 0xffffffffu;
+            more |= head[i] < end[i];
         }
         unsigned base = 0;  // blocks of the rounds before
         bool walk = false;
-        while (head[0] < end[0] || head[1] < end[1] || head[2] < end[2] || head[3] < end[3]) {
-            unsigned c[4], key[4];
-            unsigned lim = 0xffffffffu;
+        while (more) {
+            unsigned c[BH], key[BH], taken[BH], first[BH], news[BH];
+            unsigned lim = 0xffffffffu, any = 0;
             bool repeat = false;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < BH; ++i) {
                 const int k = head[i] + lane;
                 c[i] = k < end[i] ? (unsigned)ci[k] : 0xffffffffu;
                 const unsigned up = __shfl_up_sync(TESSERA_FULL_MASK, c[i], 1);
@@ -692,14 +700,13 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
             }
             // Columns are below 2^31, so a taken key is below ~0u.
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < BH; ++i) {
                 key[i] = c[i] != 0xffffffffu && (c[i] >> shift) < lim ? c[i] >> shift : 0xffffffffu;
-            unsigned taken[4], news[4];
-            unsigned any = 0;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
                 taken[i] = __ballot_sync(TESSERA_FULL_MASK, key[i] != 0xffffffffu);
                 any |= taken[i];
+                const unsigned up = __shfl_up_sync(TESSERA_FULL_MASK, key[i], 1);
+                first[i] = __ballot_sync(TESSERA_FULL_MASK,
+                                         key[i] != 0xffffffffu && (lane == 0 || up != key[i]));
             }
             // Never without a repeat (a window that stops short of its row's end holds at least
             // 8 block columns, and its first is below lim); the walk keeps a surprise correct.
@@ -707,40 +714,47 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
                 walk = true;
                 break;
             }
+            // pos[i][q]: the entries of row q's window below lane's key of row i, and whether
+            // that key is there (q != i).
+            int pos[BH][BH];
+            bool present[BH][BH];
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                bool isnew = false;
-                if (i < h) {
-                    const unsigned up = __shfl_up_sync(TESSERA_FULL_MASK, key[i], 1);
-                    isnew = key[i] != 0xffffffffu && (lane == 0 || up != key[i]);
+            for (int i = 0; i < BH; ++i) {
 #pragma unroll
-                    for (int p = 0; p < i; ++p) {
-                        bool present;
-                        bccoo_window_rank(key[p], key[i], present);
-                        isnew = isnew && !present;
-                    }
+                for (int q = 0; q < BH; ++q) {
+                    if (q != i) pos[i][q] = bccoo_window_rank(key[q], key[i], present[i][q]);
                 }
+            }
+#pragma unroll
+            for (int i = 0; i < BH; ++i) {
+                bool isnew = (first[i] >> lane) & 1u;
+#pragma unroll
+                for (int p = 0; p < i; ++p) isnew = isnew && !present[i][p];
                 news[i] = __ballot_sync(TESSERA_FULL_MASK, isnew);
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                if (i >= h) break;
-                unsigned b = base;
+            for (int i = 0; i < BH; ++i) {
+                // The first entry of this lane's block column in its own window.
+                const unsigned mine = first[i] & (below | (1u << lane));
+                const int g = mine != 0 ? 31 - __clz(mine) : 0;
+                unsigned b = base + __popc(news[i] & ((1u << g) - 1u));
 #pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    if (q >= h) break;
-                    bool present;
-                    const int pos = bccoo_window_rank(key[q], key[i], present);
-                    b += __popc(pos >= 32 ? news[q] : news[q] & ((1u << pos) - 1u));
+                for (int q = 0; q < BH; ++q) {
+                    if (q != i) {
+                        b += __popc(pos[i][q] >= 32 ? news[q]
+                                                    : news[q] & ((1u << pos[i][q]) - 1u));
+                    }
                 }
                 if (key[i] != 0xffffffffu) lid[head[i] + lane] = b;
             }
+            more = false;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < BH; ++i) {
                 base += __popc(news[i]);
                 const int t = __popc(taken[i]);
                 if (t > 0) last[i] = __shfl_sync(TESSERA_FULL_MASK, c[i], t - 1);
                 head[i] += t;
+                more |= head[i] < end[i];
             }
         }
         if (walk) {
@@ -753,6 +767,25 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
             count[br] = base > 0 ? base : 1u;
         }
         __syncwarp();
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
+    bccoo_block_count(int rows, int bh, int shift, long long nbr, const int *__restrict__ rp,
+                      const int *__restrict__ ci, unsigned *count, unsigned *lid) {
+    switch (bh) {
+    case 1:
+        bccoo_count_warp<1>(rows, shift, nbr, rp, ci, count, lid);
+        break;
+    case 2:
+        bccoo_count_warp<2>(rows, shift, nbr, rp, ci, count, lid);
+        break;
+    case 3:
+        bccoo_count_warp<3>(rows, shift, nbr, rp, ci, count, lid);
+        break;
+    default:
+        bccoo_count_warp<4>(rows, shift, nbr, rp, ci, count, lid);
+        break;
     }
 }
 
@@ -823,8 +856,8 @@ __device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile
                                            unsigned *full, T *values, unsigned *value_slot,
                                            unsigned long long *escapes) {
     extern __shared__ __align__(16) unsigned char bccoo_stage[];
-    // Up to 9 entry ranges: 4 rows of the first block row, 4 of the last, the rows between
-    // (s_row -1: found by a search of rp in [s_mlo, s_mhi)).
+    // Up to 9 entry ranges: the rows between the first and last block rows (s_row -1: found
+    // by a search of rp in [s_mlo, s_mhi)), 4 rows of the first block row, 4 of the last.
     __shared__ int s_rs[9], s_re[9], s_row[9];
     __shared__ int s_nr, s_mlo, s_mhi;
     const int bw = 1 << shift;
@@ -857,7 +890,10 @@ __device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile
                 has = true;
             }
         }
-        int nr = 0;
+        // The rows between first (most entries find their range at its first test), then
+        // the narrowed ones.
+        const bool mid = hi > lo + 1 && rp[hi * bh] > rp[(lo + 1) * bh];
+        int nr = mid ? 1 : 0;
 #pragma unroll
         for (int q = 0; q < 16; q += 2) {
             const int k0 = __shfl_sync(TESSERA_FULL_MASK, bound, q);
@@ -875,11 +911,10 @@ __device__ __forceinline__ void bccoo_fill(int rows, int bh, int shift, int tile
         if (lane == 0) {
             s_mlo = (int)((lo + 1) * bh);
             s_mhi = (int)min(hi * bh, (long long)rows);
-            if (hi > lo + 1 && rp[hi * bh] > rp[(lo + 1) * bh]) {
-                s_rs[nr] = rp[(lo + 1) * bh];
-                s_re[nr] = rp[hi * bh];
-                s_row[nr] = -1;
-                ++nr;
+            if (mid) {
+                s_rs[0] = rp[(lo + 1) * bh];
+                s_re[0] = rp[hi * bh];
+                s_row[0] = -1;
             }
             s_nr = nr;
         }
