@@ -241,6 +241,9 @@ pub fn allocating_as_a_caller<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// The alignment of each part of [`DeviceBuffer::alloc_parts`] (as cuMemAlloc aligns).
+const PART_ALIGN: usize = 256;
+
 /// True inside [`allocating_on`]: a background build's device half, beside a caller's products.
 pub(super) fn in_background_build() -> bool {
     ALLOC_STREAM.with(|s| s.get().is_some())
@@ -383,28 +386,57 @@ impl DeviceBuffer {
         sizes: [usize; N],
         what: &str,
     ) -> Result<[DeviceBuffer; N]> {
-        const ALIGN: usize = 256;
-        let mut offsets = [0usize; N];
-        let mut total = 0usize;
-        for (o, &b) in offsets.iter_mut().zip(&sizes) {
-            *o = total;
-            total = total
-                .checked_add(b.div_ceil(ALIGN) * ALIGN)
-                .ok_or_else(|| Error::AllocFailed(format!("{what}: sizes overflow")))?;
+        let total = Self::parts_bytes(&sizes, what)?;
+        match Self::alloc(dev, total, what)?.carve(sizes) {
+            Ok((parts, _)) => Ok(parts),
+            Err(_) => Err(Error::Internal(format!(
+                "{what}: {total} bytes carved short"
+            ))),
         }
-        let whole = Arc::new(DeviceBuffer::alloc(dev, total, what)?);
-        Ok(std::array::from_fn(|i| DeviceBuffer {
-            ptr: if sizes[i] == 0 {
-                0
-            } else {
-                whole.ptr + offsets[i] as u64
-            },
-            bytes: sizes[i],
-            dev: dev.clone(),
-            whole: Some(whole.clone()),
-            borrowed: false,
-            ordered: false,
-        }))
+    }
+
+    /// The bytes [`DeviceBuffer::alloc_parts`] allocates for parts of `sizes` bytes.
+    pub fn parts_bytes(sizes: &[usize], what: &str) -> Result<usize> {
+        sizes.iter().try_fold(0usize, |total, &b| {
+            total
+                .checked_add(b.div_ceil(PART_ALIGN) * PART_ALIGN)
+                .ok_or_else(|| Error::AllocFailed(format!("{what}: sizes overflow")))
+        })
+    }
+
+    /// This allocation cut into parts of `sizes` bytes as [`DeviceBuffer::alloc_parts`] cuts
+    /// its own, with the bytes left over after them (held until the last part is freed), or
+    /// the allocation back when the parts do not fit in it. For an allocation made before its
+    /// parts' sizes are known (a format built on the device, allocated from an estimate while
+    /// the device counts).
+    pub fn carve<const N: usize>(
+        self,
+        sizes: [usize; N],
+    ) -> std::result::Result<([DeviceBuffer; N], usize), DeviceBuffer> {
+        let total = match Self::parts_bytes(&sizes, "") {
+            Ok(t) if t <= self.bytes && self.whole.is_none() && !self.borrowed => t,
+            _ => return Err(self),
+        };
+        let dev = self.dev.clone();
+        let whole = Arc::new(self);
+        let mut offset = 0usize;
+        let parts = std::array::from_fn(|i| {
+            let part = DeviceBuffer {
+                ptr: if sizes[i] == 0 {
+                    0
+                } else {
+                    whole.ptr + offset as u64
+                },
+                bytes: sizes[i],
+                dev: dev.clone(),
+                whole: Some(whole.clone()),
+                borrowed: false,
+                ordered: false,
+            };
+            offset += sizes[i].div_ceil(PART_ALIGN) * PART_ALIGN;
+            part
+        });
+        Ok((parts, whole.bytes - total))
     }
 
     /// Allocates and fills from a host slice (waits for the copy). Large slices go through the

@@ -115,6 +115,9 @@ pub(super) struct Arrays {
     pub slot: DeviceBuffer,
     /// (workgroup size, its wg_info).
     pub info: Vec<(u32, DeviceBuffer)>,
+    /// Bytes held past the arrays: a device build's format allocated from an estimate of its
+    /// blocks (`device::build`), freed with them.
+    pub slack: usize,
 }
 
 impl Arrays {
@@ -175,6 +178,7 @@ impl Arrays {
                 DeviceBuffer::alloc(dev, 0, "")?
             },
             info,
+            slack: 0,
         })
     }
 }
@@ -253,6 +257,7 @@ impl OnDevice {
             + self.a.res_entry.bytes()
             + self.a.slot.bytes()
             + self.a.info.iter().map(|(_, b)| b.bytes()).sum::<usize>()
+            + self.a.slack
             + self.sync.bytes()
             + self.carry.bytes()
             + self.tmp.bytes()
@@ -433,7 +438,8 @@ impl<T: Scalar> BccooGpu<T> {
             if !csr.index64() && device::builds_on_device(req.stats) {
                 let facts = device::facts(dev, stream, csr)?;
                 let p = params::fixed_rule(&facts, dev.sm_count());
-                return Self::built_on_device(dev, stream, csr, p, &how);
+                let guess = Some(facts.blocks_of(p.format.shape));
+                return Self::built_on_device(dev, stream, csr, p, guess, &how);
             }
             let host = csr.download(stream)?;
             let facts = format::facts(&host);
@@ -504,17 +510,19 @@ impl<T: Scalar> BccooGpu<T> {
     }
 
     /// BCCOO with `p` (one slice) built on the device from `csr` (int32 indices, some
-    /// non-zeros: [`device::builds_on_device`]); `how` (how `p` was chosen) goes into
-    /// describe(). Waits for the build.
+    /// non-zeros: [`device::builds_on_device`]); `guess`, the facts' estimate of its blocks,
+    /// lets the format be allocated while the device counts them; `how` (how `p` was chosen)
+    /// goes into describe(). Waits for the build.
     #[doc(hidden)]
     pub fn built_on_device(
         dev: &Arc<Device>,
         stream: Stream,
         csr: &GpuCsr<T>,
         p: Params,
+        guess: Option<f64>,
         how: &str,
     ) -> Result<Self> {
-        let a = device::build(dev, stream, csr, &p)?;
+        let a = device::build(dev, stream, csr, &p, guess)?;
         let text = format!(
             "{p} ({how}; built on the device); {}",
             describe_sizes::<T>(&a.params, a.rows, a.nnz, a.blocks, a.threads, a.escapes, p.wg)

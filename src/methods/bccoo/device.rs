@@ -39,6 +39,17 @@ const MAX_FACTS_GRID: usize = 1 << 14;
 /// Blocks of the count kernel (a warp per block row, grid-stride) per SM, at most: enough
 /// resident warps to hide its reads' latency.
 const COUNT_BLOCKS_PER_SM: usize = 16;
+/// The margin over the facts' estimate of the blocks that the format is allocated for before
+/// the count reports, where the facts sample block rows at a stride above 1 (at stride 1 they
+/// count every block). Measured with the fixed rule's shape: elasticity 48³ (stride 25) and
+/// 20³, the 27-point stencil 40³, random rows and power-law rows within 0.01% of the count;
+/// elasticity 32³ in f32 (3x2 blocks at stride 8, a stride that aliases with the grid) 8.3%
+/// under it. The bytes allocated past the format are counted in `device_bytes` (`Arrays`'s
+/// `slack`).
+const GUESS_MARGIN: f64 = 0.10;
+/// And the blocks added to it (a format of 4096 more blocks of up to 16 values is at most 512
+/// KiB more).
+const GUESS_SLACK_BLOCKS: usize = 4096;
 /// Shared memory the fill stages a warp group's blocks in, at most (under the 48 KiB a launch
 /// gets without opting in, and small enough for several blocks per SM).
 const STAGE_BYTES: usize = 32 << 10;
@@ -133,11 +144,15 @@ pub fn sampled_counts<T: Scalar>(
 /// Builds the format of `p` (one slice; its workgroup size pads the threads and sizes the
 /// per-workgroup flags) from `csr` on `stream`. Waits for the count's read-back and, at the
 /// end, for the build (the escapes' read-back); returns the arrays and the number of blocks.
+/// `guess`: the facts' estimate of the blocks of `p`'s shape ([`MatrixFacts::blocks`]), from
+/// which the format is allocated while the device counts (where the count comes out above it,
+/// the format is allocated after the count instead).
 pub(super) fn build<T: Scalar>(
     dev: &Arc<Device>,
     stream: Stream,
     csr: &GpuCsr<T>,
     p: &Params,
+    guess: Option<f64>,
 ) -> Result<Arrays> {
     let t0 = std::time::Instant::now();
     let us = |t: std::time::Instant| t.elapsed().as_secs_f64() * 1e6;
@@ -210,42 +225,73 @@ pub(super) fn build<T: Scalar>(
     let queued = us(t0);
     // The value map's size is known before the count reports: allocated while it runs.
     let value_slot = DeviceBuffer::alloc(dev, 4 * nnz, "BCCOO's value map (built on the device)")?;
-    crate::backend::span("bccoo: count queued, value map");
+    let (tile, wg) = (fp.tile as usize, p.wg as usize);
+    let vsz = std::mem::size_of::<T>();
+    let words = fp.words_per_thread();
+    let wbytes = fp.word_bits as usize / 8;
+    // The format's threads, padded blocks and arrays (values, bits, columns, full columns,
+    // first-result entries, workgroup flags) for `blocks` blocks.
+    let layout = |blocks: usize| {
+        let threads = blocks.div_ceil(tile).div_ceil(wg) * wg;
+        let padded = threads * tile;
+        let (col_bytes, full_bytes) = match fp.col {
+            ColMode::U16 => (2 * padded, 0),
+            ColMode::U32 => (4 * padded, 0),
+            ColMode::Delta => (2 * padded, 4 * padded),
+        };
+        let sizes = [
+            vsz * padded * area,
+            threads * words * wbytes,
+            col_bytes,
+            full_bytes,
+            4 * (threads + 1),
+            threads / wg,
+        ];
+        (threads, padded, sizes)
+    };
+    // So is the format, from the facts' estimate of its blocks and a margin (GUESS_MARGIN):
+    // the count's read-back is then followed by launches only. On an H200 the format took
+    // 220 us to allocate for elasticity 48³ f64 (268 MB) and 34-62 us for 32³ (35-76 MB), after
+    // the read-back until session 37.
+    let what = "BCCOO's format (built on the device)";
+    let guessed = match guess {
+        Some(b) if b.is_finite() && b > 0.0 => {
+            let margin = if format::sample_stride(nnz) > 1 {
+                GUESS_MARGIN
+            } else {
+                0.0
+            };
+            let b = (b * (1.0 + margin)).ceil() as usize + GUESS_SLACK_BLOCKS;
+            let bytes = DeviceBuffer::parts_bytes(&layout(b.min(nnz + nbr)).2, what)?;
+            Some(DeviceBuffer::alloc(dev, bytes, what)?)
+        }
+        _ => None,
+    };
+    crate::backend::span("bccoo: count queued, value map, format");
     let mut total = [0u64; 1];
     copy_to_host(dev, stream, res.addr(), &mut total)?;
     crate::backend::span("bccoo: count read back");
     let read = us(t0);
     let blocks = total[0] as usize;
-    let (tile, wg) = (fp.tile as usize, p.wg as usize);
-    let threads = blocks.div_ceil(tile).div_ceil(wg) * wg;
-    let padded = threads * tile;
+    let (threads, padded, sizes) = layout(blocks);
     if padded * area > u32::MAX as usize {
         return Err(Error::NotSupported(format!(
             "BCCOO with {padded} blocks of {area} values and tile {tile} needs {} value slots, more than 32-bit slots address",
             padded * area
         )));
     }
-    let vsz = std::mem::size_of::<T>();
-    let words = fp.words_per_thread();
-    let wbytes = fp.word_bits as usize / 8;
     let nwg = threads / wg;
-    let (col_bytes, full_bytes) = match fp.col {
-        ColMode::U16 => (2 * padded, 0),
-        ColMode::U32 => (4 * padded, 0),
-        ColMode::Delta => (2 * padded, 4 * padded),
+    let (parts, slack) = match guessed.map(|g| g.carve(sizes)) {
+        Some(Ok(carved)) => carved,
+        unused => {
+            if let Some(Err(g)) = unused {
+                // No kernel used it: freed in this stream's order, without a wait.
+                crate::backend::cuda::allocating_on(stream, || drop(g));
+            }
+            (DeviceBuffer::alloc_parts(dev, sizes, what)?, 0)
+        }
     };
-    let [values, bits, col, col_full, res_entry, info] = DeviceBuffer::alloc_parts(
-        dev,
-        [
-            vsz * padded * area,
-            threads * words * wbytes,
-            col_bytes,
-            full_bytes,
-            4 * (threads + 1),
-            nwg,
-        ],
-        "BCCOO's format (built on the device)",
-    )?;
+    let [values, bits, col, col_full, res_entry, info] = parts;
     let col_mode = match fp.col {
         ColMode::U16 => 0,
         ColMode::U32 => 1,
@@ -338,5 +384,6 @@ pub(super) fn build<T: Scalar>(
         res_entry,
         slot: value_slot,
         info: vec![(p.wg, info)],
+        slack,
     })
 }
