@@ -376,7 +376,10 @@ pub enum BuildFrom {
 ///   36 the plan made on the device too, 1.4-1.7 ms) takes the same count: started after 40
 ///   products, AUTO's time to 100 and 1,000 products on power-law,
 ///   circuit and empty-row matrices of 10^6 rows was within run-to-run noise of the download
-///   path's, which builds nothing before product 4,000 (session 34, run D).
+///   path's, which builds nothing before product 4,000 (session 34, run D). Started after 200
+///   (session 37, run C, one round, read in place): N = 100 the same (power-law 2^20 x 16
+///   1.03-1.05 either way, empty rows and uniform rows 1.00-1.04), N = 1,000 lower (power-law
+///   f32 1.12 -> 1.05, f64 1.06 -> 1.04).
 /// - TILE's format (census, two scans, a read-back, the fill; about 15 driver calls; session 23,
 ///   two H200 machines, dense 2000²): started after 8 products, it cost the first 100 products
 ///   10-37 of HOLA's products beside it (0.96-1.06 of cuSPARSE's time at N = 100 against
@@ -390,7 +393,11 @@ pub enum BuildFrom {
 ///   3D elasticity 32³ and 2.2-2.5 ms on 48³, 29-45 of its own products, H200, session 25):
 ///   20, between the two. Other starts were not compared beside a caller's products. Its
 ///   products are longer than TILE's on the matrices AUTO tries it on (3D elasticity: 12-170 us
-///   against TILE's 8 us on dense 2000²), so the same fixed cost is fewer of them.
+///   against TILE's 8 us on dense 2000²), so the same fixed cost is fewer of them. Session 37
+///   cut the build to 0.3 ms on 32³ and 0.85-1.15 ms on 48³ (9-18 of its products alone) and
+///   kept 20: with one round each, starting after 100 products instead of 200 moved AUTO's
+///   N = 100 / 1,000 on elasticity 48³ from 1.02 / 1.17 to 1.09 / 1.10 (f64) and 1.03 / 1.14 to
+///   1.10 / 1.11 (f32), no clear gain (the bench's loop queues products far ahead of the swap).
 fn device_build_products(target: Algorithm) -> f64 {
     match target {
         Algorithm::Tile => 50.0,
