@@ -524,7 +524,7 @@ __device__ __forceinline__ void bccoo_block_add(unsigned long long v, unsigned l
 // The blocks of a block row are its distinct block columns (format/facts.rs, duplicates
 // ignored), counted an entry per lane: an entry counts for width 1 << w when it is the first
 // of its block column in its row and no earlier row of the block row has that block column (a
-// binary search in each). An empty block row counts one block.
+// binary search in each, shared by the three widths). An empty block row counts one block.
 extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
     bccoo_facts(int rows, long long stride, long long bph, const int *__restrict__ rp,
                 const int *__restrict__ ci, unsigned long long *out) {
@@ -558,26 +558,34 @@ extern "C" __global__ void __launch_bounds__(BCCOO_BUILD_THREADS)
                 ++jumps;
                 if (d == -1 || d < -32767 || d > 32767) ++far;
             }
+            // Width 1 << w counts the entry unless the row's previous entry or an earlier
+            // row has its block column: in row q, the first column >= (c >> w) << w, found
+            // for w = 2 by a binary search and for w = 1 and 0 by stepping on from there
+            // (their targets are no smaller; the steps cross only columns of c's width-4
+            // block column).
+            bool seen[3];
 #pragma unroll
-            for (int w = 0; w < 3; ++w) {
-                const unsigned bc = c >> w;
-                if (before != 0xffffffffu && (before >> w) == bc) continue;
-                bool earlier = false;
-                for (int q = 0; q < i && !earlier; ++q) {
-                    // The first column >= bc << w in row q, then whether it is in block bc.
-                    int lo = rs[q], hi = rs[q + 1];
-                    while (lo < hi) {
-                        const int mid = (lo + hi) >> 1;
-                        if ((unsigned)ci[mid] < (bc << w)) {
-                            lo = mid + 1;
-                        } else {
-                            hi = mid;
-                        }
+            for (int w = 0; w < 3; ++w) seen[w] = before != 0xffffffffu && (before >> w) == (c >> w);
+            for (int q = 0; q < i && !(seen[0] && seen[1] && seen[2]); ++q) {
+                const unsigned t2 = (c >> 2) << 2, t1 = (c >> 1) << 1;
+                const int e = rs[q + 1];
+                int lo = rs[q], hi = e;
+                while (lo < hi) {
+                    const int mid = (lo + hi) >> 1;
+                    if ((unsigned)ci[mid] < t2) {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
                     }
-                    earlier = lo < rs[q + 1] && ((unsigned)ci[lo] >> w) == bc;
                 }
-                if (!earlier) ++cnt[w];
+                seen[2] = seen[2] || (lo < e && ((unsigned)ci[lo] >> 2) == (c >> 2));
+                while (lo < e && (unsigned)ci[lo] < t1) ++lo;
+                seen[1] = seen[1] || (lo < e && ((unsigned)ci[lo] >> 1) == (c >> 1));
+                while (lo < e && (unsigned)ci[lo] < c) ++lo;
+                seen[0] = seen[0] || (lo < e && (unsigned)ci[lo] == c);
             }
+#pragma unroll
+            for (int w = 0; w < 3; ++w) cnt[w] += seen[w] ? 0 : 1;
         }
     }
     unsigned long long *o = out + 3 * (bh - 1);
