@@ -439,6 +439,13 @@ impl DeviceBuffer {
         Ok((parts, whole.bytes - total))
     }
 
+    /// Frees a buffer that no kernel used in `stream`'s order, without a wait for the device
+    /// (a stream-ordered allocation; any other is freed as its drop frees it): an allocation
+    /// made ahead for work that turned out not to need it.
+    pub fn free_unused(self, stream: Stream) {
+        allocating_on(stream, || drop(self));
+    }
+
     /// Allocates and fills from a host slice (waits for the copy). Large slices go through the
     /// device's staging buffers ([`upload_staged`]), not `stream`: the buffer is new, so no work
     /// queued there can touch it.

@@ -285,8 +285,7 @@ pub(super) fn build<T: Scalar>(
         Some(Ok(carved)) => carved,
         unused => {
             if let Some(Err(g)) = unused {
-                // No kernel used it: freed in this stream's order, without a wait.
-                crate::backend::cuda::allocating_on(stream, || drop(g));
+                g.free_unused(stream);
             }
             (DeviceBuffer::alloc_parts(dev, sizes, what)?, 0)
         }

@@ -180,8 +180,6 @@ pub(super) fn build<T: Scalar>(
     // with padding (ELL, HYB, DnsRow, DnsCol, Dns tiles with zeros) allocates its own after the
     // read-back instead. On an H200 the 32 MB of dense 2000² f64 took 40-50 us there (session 28).
     let vsz = std::mem::size_of::<T>();
-    // A buffer no kernel used, freed in this stream's order without a wait for the device.
-    let free_unused = |b| crate::backend::cuda::allocating_on(stream, || drop(b));
     let values_guess = DeviceBuffer::alloc(dev, vsz * nnz, "TILE's values (built on the device)")?;
     crate::backend::span("tile: value map, values");
     let mut r = [0u64; RESULT_WORDS];
@@ -195,8 +193,8 @@ pub(super) fn build<T: Scalar>(
     }
     census.deferred_nnz = r[14] as usize;
     if census.deferred_nnz > 0 {
-        free_unused(value_slot);
-        free_unused(values_guess);
+        value_slot.free_unused(stream);
+        values_guess.free_unused(stream);
         return Ok(None);
     }
     let [tiles, tile_values, idx_bytes, items_a, split_a, items_b, split_b] =
@@ -234,7 +232,7 @@ pub(super) fn build<T: Scalar>(
     let values = if guessed {
         values_guess
     } else {
-        free_unused(values_guess);
+        values_guess.free_unused(stream);
         padded
     };
     crate::backend::span("tile: format");
