@@ -482,4 +482,87 @@ __device__ __forceinline__ void csr_vector_pieces(int rows, long long bound,
     }
 TESSERA_INSTANTIATE(CSR_PIECES_ENTRY)
 
+// Wide mode (src/methods/csr_vector/wide.rs): rows of more than a thousand entries, even in
+// length, a block of CSR_WIDE_THREADS threads per row. Each thread reads 16 bytes of columns
+// (four) and their values at a time, two such chunks per trip: 128-bit loads, where the warp
+// per piece issues one 32-bit load per entry. The row's entries before its first multiple of
+// four (the head) and after its last whole chunk (the tail) are read one at a time. The host
+// runs it only where col_ind and values are both 16-byte aligned (entry 4k then starts a chunk
+// of both). The sums have a fixed order (each thread's in its entry order, a warp's shuffle
+// tree, then the warps in order): the product is bitwise reproducible.
+#define CSR_WIDE_THREADS 128
+
+// Four entries from chunk b (entries 4b..4b+3 past the aligned start): f32, one float4.
+__device__ __forceinline__ float csr_wide_chunk(const float *__restrict__ values,
+                                                const int4 *__restrict__ cols,
+                                                const float *__restrict__ x, int b) {
+    const float4 v = __ldcs(reinterpret_cast<const float4 *>(values) + b);
+    const int4 c = __ldcs(cols + b);
+    return v.x * __ldg(x + c.x) + v.y * __ldg(x + c.y) + v.z * __ldg(x + c.z) +
+           v.w * __ldg(x + c.w);
+}
+
+// The same in f64: two double2.
+__device__ __forceinline__ double csr_wide_chunk(const double *__restrict__ values,
+                                                 const int4 *__restrict__ cols,
+                                                 const double *__restrict__ x, int b) {
+    const double2 *v2 = reinterpret_cast<const double2 *>(values);
+    const double2 v0 = __ldcs(v2 + 2 * b), v1 = __ldcs(v2 + 2 * b + 1);
+    const int4 c = __ldcs(cols + b);
+    return v0.x * __ldg(x + c.x) + v0.y * __ldg(x + c.y) + v1.x * __ldg(x + c.z) +
+           v1.y * __ldg(x + c.w);
+}
+
+// Block r takes row r (the grid is `rows` blocks of CSR_WIDE_THREADS threads).
+template <typename T>
+__device__ __forceinline__ void csr_vector_wide(const int *__restrict__ row_ptr,
+                                                const int *__restrict__ col_ind,
+                                                const T *__restrict__ values,
+                                                const T *__restrict__ x, T *__restrict__ y,
+                                                T alpha, T beta) {
+    __shared__ T part[CSR_WIDE_THREADS / 32];
+    const int r = blockIdx.x, t = threadIdx.x;
+    const int lo = __ldg(row_ptr + r), hi = __ldg(row_ptr + r + 1);
+    const int a = (int)min((long long)hi, ((long long)lo + 3) & ~3LL);
+    T s = T(0);
+    for (int k = lo + t; k < a; k += CSR_WIDE_THREADS) {
+        s += __ldcs(values + k) * __ldg(x + __ldcs(col_ind + k));
+    }
+    const int chunks = (hi - a) >> 2;
+    const int4 *cols = reinterpret_cast<const int4 *>(col_ind + a);
+    for (int b = t; b < chunks; b += 2 * CSR_WIDE_THREADS) {
+        // Both chunks' loads are issued before either's gathers.
+        T acc = csr_wide_chunk(values + a, cols, x, b);
+        if (b + CSR_WIDE_THREADS < chunks) {
+            acc += csr_wide_chunk(values + a, cols, x, b + CSR_WIDE_THREADS);
+        }
+        s += acc;
+    }
+    for (int k = a + 4 * chunks + t; k < hi; k += CSR_WIDE_THREADS) {
+        s += __ldcs(values + k) * __ldg(x + __ldcs(col_ind + k));
+    }
+    s = tessera_group_sum<32>(s);
+    if ((t & 31) == 0) {
+        part[t >> 5] = s;
+    }
+    __syncthreads();
+    if (t == 0) {
+        T v = part[0];
+#pragma unroll
+        for (int w = 1; w < CSR_WIDE_THREADS / 32; ++w) {
+            v += part[w];
+        }
+        y[r] = beta != T(0) ? alpha * v + beta * y[r] : alpha * v;
+    }
+}
+
+#define CSR_WIDE_ENTRY(T, S)                                                                   \
+    extern "C" __global__ void __launch_bounds__(CSR_WIDE_THREADS) csr_vector_wide_##S(        \
+        const int *__restrict__ row_ptr, const int *__restrict__ col_ind,                      \
+        const T *__restrict__ values, const T *__restrict__ x, T *__restrict__ y, T alpha,     \
+        T beta) {                                                                              \
+        csr_vector_wide<T>(row_ptr, col_ind, values, x, y, alpha, beta);                       \
+    }
+TESSERA_INSTANTIATE(CSR_WIDE_ENTRY)
+
 #endif // COOP == 32

@@ -125,6 +125,19 @@ fn dense_for_tile(stats: &RowStats, density: f64) -> bool {
     stats.nnz >= 1_000_000 && stats.nnz as f64 >= density * stats.rows as f64 * stats.cols as f64
 }
 
+/// True when AUTO's rule is sure enough of `target` to keep it without a trial: TILE on a
+/// matrix at least [`SURE_TILE_DENSITY`] dense (its Dns tiles then hold nearly only entries and
+/// read their values without column indices: fewer bytes than any method over the CSR arrays
+/// reads, at most 4 + 8 / 0.9 against 12 in f64). The trial's samples of short products time
+/// the host's work as well as the GPU's and are not reliable enough to overturn that (session
+/// 38, run G: TILE timed at 14.1 µs against its steady 6.9 on the dense 2000² in f32).
+pub fn sure_of(target: Algorithm, stats: &RowStats) -> bool {
+    target == Algorithm::Tile && dense_for_tile(stats, SURE_TILE_DENSITY)
+}
+
+/// The density from which [`sure_of`] keeps TILE without a trial.
+const SURE_TILE_DENSITY: f64 = 0.9;
+
 /// Row lengths spread like a graph's degrees (a heavy tail from rows of few or no entries):
 /// a standard deviation above [`HEAVY_TAIL_CV`] times the mean, and a shortest row under half
 /// the mean. The second part leaves out matrices whose rows are nearly all of one length with
@@ -179,9 +192,24 @@ const GRAPH_BRC_NNZ_PER_SM: f64 = 3104.0;
 /// Rows of 129-1,024 entries on average (`methods::csr_vector::pieces::suits`) go to
 /// CSR_VECTOR first, which runs them in its pieces mode (a warp per piece of a row): 1.1-1.7x
 /// faster than HOLA on random rows of 150-500 entries on an H200 (session 29, run A;
-/// notes/csr_vector.md).
+/// notes/csr_vector.md). Longer rows of about one length, on enough rows to fill the device
+/// (`methods::csr_vector::wide::suits`), go to its wide mode (a block per row, 128-bit loads):
+/// 1.2-1.8x faster than HOLA on dense rows of 1,000-4,000 (session 38).
 pub fn over_csr(stats: &RowStats, sm: u32) -> Algorithm {
-    if crate::methods::csr_vector::pieces::suits(stats) {
+    over_csr_with(stats, sm, true)
+}
+
+/// [`over_csr`], with CSR_VECTOR's wide mode (`wide`) or without it: HOLA then takes its rows,
+/// as before the mode. Without it for the method a TILE trial times TILE against
+/// ([`background_plan`]): in session 38's run G the trial's samples of TILE's short products
+/// ran 1.5-2x its steady time (the trial's own host work, when the caller's loop is bound by
+/// its launches) and kept the wide mode over TILE on the dense 2000² in f32 (9.3 µs against
+/// TILE's 6.9) and a band at 51% in f64 (17.5 against 15.5); against HOLA (14.4 and 21.6) the
+/// same samples keep TILE.
+fn over_csr_with(stats: &RowStats, sm: u32, wide: bool) -> Algorithm {
+    if crate::methods::csr_vector::pieces::suits(stats)
+        || (wide && crate::methods::csr_vector::wide::suits(stats, sm))
+    {
         return Algorithm::CsrVector;
     }
     let coop = crate::methods::csr_vector::params::coop_for_mean(stats.mean) as usize;
@@ -232,12 +260,23 @@ pub fn background_plan(
     }
     let later = heuristic(stats, val_bytes, deterministic, sm);
     if has_own_format(later) {
-        return Some((over_csr(stats, sm), later));
+        // TILE on a matrix it is sure of runs without a trial ([`sure_of`]): the wide mode may
+        // run before it. Any other TILE is timed against the method it replaces, which must
+        // then not be the wide mode ([`over_csr_with`]).
+        let wide = later != Algorithm::Tile || sure_of(later, stats);
+        return Some((over_csr_with(stats, sm, wide), later));
     }
     let tried = (trial && trial_enabled() && !deterministic)
         .then(|| trial_candidate(stats, val_bytes))
         .flatten();
-    tried.map(|t| (later, t))
+    tried.map(|t| {
+        let now = if t == Algorithm::Tile && later == Algorithm::CsrVector {
+            over_csr_with(stats, sm, false)
+        } else {
+            later
+        };
+        (now, t)
+    })
 }
 
 /// True for the methods with a format of their own (BRC, TILE, BCCOO), which AUTO builds in
@@ -765,6 +804,34 @@ mod tests {
         assert!(has_own_format(Algorithm::Brc));
         assert!(has_own_format(Algorithm::Tile) && has_own_format(Algorithm::Bccoo));
         assert!(!has_own_format(Algorithm::Hola) && !has_own_format(Algorithm::CsrVector));
+    }
+
+    #[test]
+    fn tile_on_a_nearly_dense_matrix_needs_no_trial_and_runs_the_wide_mode_before_it() {
+        // 2,000 x 2,000 dense: TILE sure, the wide mode first (132 SMs: 15 rows per SM).
+        if !background_enabled() {
+            return;
+        }
+        let dense = stats("gen:dense:2000,2000");
+        for vb in [4, 8] {
+            assert_eq!(heuristic(&dense, vb, false, 132), Algorithm::Tile);
+            assert!(sure_of(Algorithm::Tile, &dense));
+            assert_eq!(
+                background_plan(&dense, vb, Algorithm::Auto, Tuning::None, false, 132, true),
+                Some((Algorithm::CsrVector, Algorithm::Tile))
+            );
+        }
+        // A band at 51%: TILE is tried (f64) or taken unsure (f32), against HOLA.
+        let band = stats("gen:band:3000,900,900");
+        assert!(!sure_of(Algorithm::Tile, &band));
+        assert!(crate::methods::csr_vector::wide::suits(&band, 132));
+        assert_eq!(
+            background_plan(&band, 4, Algorithm::Auto, Tuning::None, false, 132, true),
+            Some((Algorithm::Hola, Algorithm::Tile))
+        );
+        // Without a TILE to compare with, such rows run the wide mode.
+        assert_eq!(over_csr(&band, 132), Algorithm::CsrVector);
+        assert!(!sure_of(Algorithm::Brc, &dense));
     }
 
     #[test]

@@ -52,8 +52,11 @@ impl<T: Scalar> Matrix<T> {
         }));
         let present = self.csr.clone();
         let sm = dev.sm_count();
-        // Only a format of its own is tried against the method it replaces.
-        let trial = crate::select::has_own_format(target).then(|| trial.clone());
+        // Only a format of its own is tried against the method it replaces, unless the rule is
+        // sure of it (`select::sure_of`).
+        let trial = (crate::select::has_own_format(target)
+            && !crate::select::sure_of(target, &stats))
+        .then(|| trial.clone());
         if let Some(t) = &trial {
             let vb = std::mem::size_of::<T>();
             t.expect(crate::select::heuristic(&stats, vb, deterministic, sm));
@@ -106,13 +109,16 @@ impl<T: Scalar> Matrix<T> {
                     }
                 })?;
                 crate::backend::span("bg: built");
-                own.synchronize()?;
-                crate::backend::span("bg: synchronized");
-                // The events of the trial this form gets when it swaps in (without them, none).
+                // The events of the trial this form gets when it swaps in (without them, none),
+                // made while the device runs the build: made after its synchronize they kept the
+                // form from its swap for 16-107 µs more (session 38, run A: BRC on a 2D grid,
+                // whose build takes 130-280 µs).
                 if let Some(t) = &trial {
                     let _ = t.prepare(&dev);
                 }
                 crate::backend::span("bg: trial events");
+                own.synchronize()?;
+                crate::backend::span("bg: synchronized");
                 drop(own);
                 crate::backend::span("bg: stream back");
                 crate::backend::spans(&format!(

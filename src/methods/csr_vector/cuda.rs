@@ -16,6 +16,11 @@
 //! `csr_vector_pieces_<T>`, a warp per piece, with a slot of a ring of [`PIECES_RING`] for the
 //! pieces' partial sums and the rows' counters. Not tuned either.
 //!
+//! Wide mode (`wide.rs`): where its rule holds and neither of those does, every product is
+//! one launch of `csr_vector_wide_<T>`, a block per row with 128-bit loads; nothing is built at
+//! analyze. Arrays whose bases are not 16-byte aligned (a caller's, read in place) take the
+//! pieces mode instead. Not tuned either.
+//!
 //! ONLINE (§6): while the tuner is searching, a call first asks (without waiting) whether the
 //! previous timed call has finished; if so its time goes to the tuner. If no timed call is in
 //! flight, this call runs the tuner's next candidate between two CUDA events on the stream;
@@ -34,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::methods::csr_vector::params::{self, OnlineTuner, Params};
 use crate::methods::csr_vector::pieces;
 use crate::methods::csr_vector::sliced::{self, Slicing};
+use crate::methods::csr_vector::wide;
 use crate::methods::gpu::{pick_fastest, SlotRing, Tuner};
 use crate::methods::Request;
 use crate::scalar::Scalar;
@@ -63,6 +69,8 @@ pub struct CsrVectorGpu<T> {
     sliced: Option<Sliced>,
     /// The pieces mode, where its rule holds (and the sliced mode's does not).
     pieces: Option<Pieces>,
+    /// The wide mode's kernel, where its rule holds (and neither of the others does).
+    wide: Option<Function>,
     _t: PhantomData<T>,
 }
 
@@ -398,6 +406,35 @@ impl Pieces {
     }
 }
 
+/// y = alpha*A*x + beta*y in the wide mode: one launch of `csr_vector_wide_<T>`, a block per
+/// row.
+#[allow(clippy::too_many_arguments)]
+fn run_wide<T: Scalar>(
+    f: &Function,
+    csr: &GpuCsr<T>,
+    stream: Stream,
+    alpha: T,
+    x: u64,
+    beta: T,
+    y: u64,
+) -> Result<()> {
+    let (rp, ci, va) = csr.arrays();
+    let args = KernelArgs::new()
+        .push(rp)
+        .push(ci)
+        .push(va)
+        .push(x)
+        .push(y)
+        .push(alpha)
+        .push(beta);
+    // SAFETY: csr_vector_wide_<T>(const int* row_ptr, const int* col_ind, const T* values,
+    // const T* x, T* y, T alpha, T beta): the CSR's sound int32 arrays (tessera's own or
+    // checked), col_ind and values 16-byte aligned (checked at prepare, `wide::aligned`), x
+    // cols and y rows values (checked by the caller); a block of wide::THREADS threads per
+    // row, `rows` blocks (at most i32::MAX: `wide::suits`).
+    unsafe { launch(csr.device(), f, csr.rows(), wide::THREADS, stream, args) }
+}
+
 impl<T: Scalar> std::fmt::Debug for CsrVectorGpu<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "CsrVectorGpu({})", self.describe())
@@ -493,15 +530,21 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 sliced::rule(stats, std::mem::size_of::<T>(), limits)
             })
             .flatten();
+        let own_arrays = shape.is_none() && !csr.index64() && csr.rows() > 0;
+        // The wide mode where its rule holds and the arrays are aligned for its loads; arrays
+        // that are not take the pieces mode, the next best for long rows.
+        let (_, ci, va) = csr.arrays();
+        let wide_rule = own_arrays && wide::suits(stats, dev.sm_count());
+        let by_wide = wide_rule && wide::aligned(ci, va);
         // A piece table past int32 (rows near 2^31) keeps the row groups.
-        let layout = (shape.is_none() && !csr.index64() && csr.rows() > 0 && pieces::suits(stats))
+        let layout = (own_arrays && !by_wide && (pieces::suits(stats) || wide_rule))
             .then(|| pieces::layout(csr.rows(), csr.nnz(), std::mem::size_of::<T>()))
             .flatten();
         let by_pieces = layout.is_some();
         let (params, kernels, online, tuned) = match tuning {
-            // The sliced and pieces modes run every product: the plain kernel is neither loaded
-            // nor tuned.
-            _ if shape.is_some() || by_pieces => (fixed, Vec::new(), None, rule),
+            // The sliced, pieces and wide modes run every product: the plain kernel is neither
+            // loaded nor tuned.
+            _ if shape.is_some() || by_pieces || by_wide => (fixed, Vec::new(), None, rule),
             Tuning::None => (
                 fixed,
                 load::<T>(dev, &[fixed.coop], csr.index64())?,
@@ -540,12 +583,19 @@ impl<T: Scalar> CsrVectorGpu<T> {
             Some(l) => Some(Pieces::prepare(dev, stream, csr, l)?),
             None => None,
         };
+        let wide = if by_wide {
+            let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
+            Some(m.function(&format!("csr_vector_wide_{}", suffix::<T>()))?)
+        } else {
+            None
+        };
         Ok(CsrVectorGpu {
             kernels,
             state: Mutex::new(State { params, online }),
             tuned,
             sliced,
             pieces,
+            wide,
             _t: PhantomData,
         })
     }
@@ -601,6 +651,9 @@ impl<T: Scalar> CsrVectorGpu<T> {
         }
         if let Some(pc) = &self.pieces {
             return pc.spmv(csr, stream, alpha, x, beta, y);
+        }
+        if let Some(f) = &self.wide {
+            return run_wide(f, csr, stream, alpha, x, beta, y);
         }
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let params = st.params;
@@ -662,6 +715,15 @@ impl<T: Scalar> CsrVectorGpu<T> {
                 pieces::MAX_MEAN
             );
         }
+        if self.wide.is_some() {
+            return format!(
+                "wide: a block of {} threads per row, 16-byte loads of columns and values (rule: rows of more than {} entries on average, the longest at most {}x the mean, at least {} rows per SM)",
+                wide::THREADS,
+                wide::MIN_MEAN,
+                wide::MAX_OVER_MEAN,
+                wide::MIN_ROWS_PER_SM
+            );
+        }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match &st.online {
             None => format!("{} ({})", st.params, self.tuned),
@@ -688,7 +750,7 @@ impl<T: Scalar> CsrVectorGpu<T> {
     /// True when ONLINE tuning was asked for and has settled (false while searching; true
     /// without ONLINE).
     pub fn settled(&self) -> bool {
-        if self.sliced.is_some() || self.pieces.is_some() {
+        if self.sliced.is_some() || self.pieces.is_some() || self.wide.is_some() {
             return true;
         }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());

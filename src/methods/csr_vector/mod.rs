@@ -4,7 +4,8 @@
 //! rows over many columns run in a sliced mode (`sliced.rs`): x staged in shared memory one
 //! vertical slice at a time, over the same arrays and a table of where each row crosses each
 //! slice; and rows of 129-1,024 entries on average in a pieces mode (`pieces.rs`): each row
-//! cut into pieces of at most 1,024 (f64) or 2,048 (f32) entries, a warp per piece.
+//! cut into pieces of at most 1,024 (f64) or 2,048 (f32) entries, a warp per piece; and rows
+//! of more than 1,024 in a wide mode (`wide.rs`): a block per row, 128-bit loads.
 
 // A method's cuda.rs is one of the places `unsafe` may live (kernel launches): ARCHITECTURE.md.
 #[allow(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod params;
 pub mod pieces;
 pub mod reference;
 pub mod sliced;
+pub mod wide;
 
 use crate::backend::cuda::kernels::KernelFile;
 
