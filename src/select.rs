@@ -131,12 +131,18 @@ fn dense_for_tile(stats: &RowStats, density: f64) -> bool {
 /// reads, at most 4 + 8 / 0.9 against 12 in f64). The trial's samples of short products time
 /// the host's work as well as the GPU's and are not reliable enough to overturn that (session
 /// 38, run G: TILE timed at 14.1 µs against its steady 6.9 on the dense 2000² in f32).
+/// Both sides at least [`SURE_TILE_SIDE`]: a thin matrix (a million rows of two columns is as
+/// dense) pads its edge tiles, and is tried as before.
 pub fn sure_of(target: Algorithm, stats: &RowStats) -> bool {
-    target == Algorithm::Tile && dense_for_tile(stats, SURE_TILE_DENSITY)
+    target == Algorithm::Tile
+        && stats.rows.min(stats.cols) >= SURE_TILE_SIDE
+        && dense_for_tile(stats, SURE_TILE_DENSITY)
 }
 
 /// The density from which [`sure_of`] keeps TILE without a trial.
 const SURE_TILE_DENSITY: f64 = 0.9;
+/// The shorter side from which [`sure_of`] keeps TILE without a trial (32 tiles of 16).
+const SURE_TILE_SIDE: usize = 512;
 
 /// Row lengths spread like a graph's degrees (a heavy tail from rows of few or no entries):
 /// a standard deviation above [`HEAVY_TAIL_CV`] times the mean, and a shortest row under half
@@ -832,6 +838,9 @@ mod tests {
         // Without a TILE to compare with, such rows run the wide mode.
         assert_eq!(over_csr(&band, 132), Algorithm::CsrVector);
         assert!(!sure_of(Algorithm::Brc, &dense));
+        // As dense, but thin: tried as before.
+        let thin = stats("gen:dense:400000,4");
+        assert!(!sure_of(Algorithm::Tile, &thin));
     }
 
     #[test]
