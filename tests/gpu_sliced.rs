@@ -10,8 +10,8 @@
 mod common;
 
 use common::gpu::{
-    assert_bitwise_reproducible, captured_product_replays, checked_product, gpu,
-    queued_products_on_streams, shared_device, whole_device, DeviceArrays,
+    assert_bitwise_reproducible, captured_product_replays, checked_product, csr_vector_in_mode,
+    gpu, queued_products_on_streams, shared_device, whole_device, DeviceArrays,
 };
 use common::products::{assert_product, check_method, x_for};
 use tessera::backend::cuda::DeviceVec;
@@ -98,9 +98,7 @@ fn sliced_products_are_bitwise_reproducible() {
     let _device = shared_device();
     let Some(h) = gpu() else { return };
     let a = edges();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    assert!(m.info().params.contains("sliced"));
+    let m = csr_vector_in_mode(&h, &a, "sliced");
     assert_bitwise_reproducible(&h, &m, &a);
 }
 
@@ -109,9 +107,7 @@ fn concurrent_sliced_products_on_more_streams_than_slots_stay_apart() {
     let _device = shared_device();
     let Some(h) = gpu() else { return };
     let (name, a) = tessera::io::load(LP).unwrap();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    assert!(m.info().params.contains("sliced"));
+    let m = csr_vector_in_mode(&h, &a, "sliced");
     // Six streams against a ring of four slots.
     queued_products_on_streams(&m, &a, &name, 6, 8);
 }
@@ -122,9 +118,7 @@ fn a_captured_sliced_product_replays_with_new_x() {
     let Some(mut h) = gpu() else { return };
     let a = edges();
     captured_product_replays(&mut h, &a, "sliced", |h| {
-        let mut m = Matrix::from_csr(h, a.clone());
-        m.analyze(h, Algorithm::CsrVector, Tuning::None).unwrap();
-        m
+        csr_vector_in_mode(h, &a, "sliced")
     });
 }
 

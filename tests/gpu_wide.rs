@@ -10,8 +10,8 @@
 mod common;
 
 use common::gpu::{
-    assert_bitwise_reproducible, captured_product_replays, checked_product, gpu, shared_device,
-    whole_device, DeviceArrays,
+    assert_bitwise_reproducible, captured_product_replays, checked_product, csr_vector_in_mode,
+    gpu, shared_device, whole_device, DeviceArrays,
 };
 use common::products::check_method;
 use tessera::backend::cuda::import::DeviceCsr;
@@ -94,9 +94,7 @@ fn wide_products_are_bitwise_reproducible() {
     let _device = shared_device();
     let Some(h) = gpu() else { return };
     let a = edges();
-    let mut m = Matrix::from_csr(&h, a.clone());
-    m.analyze(&h, Algorithm::CsrVector, Tuning::None).unwrap();
-    assert!(m.info().params.contains("wide"));
+    let m = csr_vector_in_mode(&h, &a, "wide");
     assert_bitwise_reproducible(&h, &m, &a);
 }
 
@@ -105,11 +103,7 @@ fn a_captured_wide_product_replays_with_new_x() {
     let _device = whole_device();
     let Some(mut h) = gpu() else { return };
     let a = edges();
-    captured_product_replays(&mut h, &a, "wide", |h| {
-        let mut m = Matrix::from_csr(h, a.clone());
-        m.analyze(h, Algorithm::CsrVector, Tuning::None).unwrap();
-        m
-    });
+    captured_product_replays(&mut h, &a, "wide", |h| csr_vector_in_mode(h, &a, "wide"));
 }
 
 #[test]

@@ -200,6 +200,20 @@ pub fn replay_checked(
     }
 }
 
+/// CSR_VECTOR analyzed on `a` (TUNING_NONE), asserted to run its `mode` (a word of
+/// `info.params`: "sliced", "pieces", "wide").
+pub fn csr_vector_in_mode(h: &Handle, a: &Csr<f64>, mode: &str) -> Matrix<f64> {
+    let mut m = Matrix::from_csr(h, a.clone());
+    m.analyze(h, tessera::Algorithm::CsrVector, tessera::Tuning::None)
+        .unwrap();
+    assert!(
+        m.info().params.contains(mode),
+        "{mode}: {}",
+        m.info().params
+    );
+    m
+}
+
 /// Six products of `m` (y = A x, y full of NaN before each) are bitwise equal to the first.
 pub fn assert_bitwise_reproducible(h: &Handle, m: &Matrix<f64>, a: &Csr<f64>) {
     let x = x_for(a.cols(), 4);
