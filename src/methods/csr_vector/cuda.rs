@@ -32,7 +32,8 @@ use crate::backend::cuda::csr::{suffix, GpuCsr};
 use crate::backend::cuda::kernels::KernelSpec;
 use crate::backend::cuda::scan::{exclusive_scan, workspace_bytes};
 use crate::backend::cuda::{
-    is_capturing, launch, launch_shared, Device, DeviceBuffer, Event, Function, KernelArgs, Stream,
+    is_capturing, launch, launch_shared, Device, DeviceBuffer, Event, Function, KernelArgs, Module,
+    Stream,
 };
 use crate::csr::RowStats;
 use crate::error::{Error, Result};
@@ -271,7 +272,7 @@ impl Pieces {
     ) -> Result<Self> {
         let val = std::mem::size_of::<T>();
         let rows = csr.rows();
-        let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
+        let m = modes_module(dev)?;
         let run = m.function(&format!("csr_vector_pieces_{}", suffix::<T>()))?;
         let count_fn = m.function("csr_vector_piece_count")?;
         let table_fn = m.function("csr_vector_piece_table")?;
@@ -404,6 +405,12 @@ impl Pieces {
             }
         })
     }
+}
+
+/// The module of the pieces and wide modes' kernels: csr_vector.cu built with COOP 32 (they do
+/// not depend on COOP, and only that module holds them).
+fn modes_module(dev: &Arc<Device>) -> Result<Arc<Module>> {
+    dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)
 }
 
 /// y = alpha*A*x + beta*y in the wide mode: one launch of `csr_vector_wide_<T>`, a block per
@@ -584,8 +591,7 @@ impl<T: Scalar> CsrVectorGpu<T> {
             None => None,
         };
         let wide = if by_wide {
-            let m = dev.module(&KernelSpec::new(&params::KERNELS, &[32])?)?;
-            Some(m.function(&format!("csr_vector_wide_{}", suffix::<T>()))?)
+            Some(modes_module(dev)?.function(&format!("csr_vector_wide_{}", suffix::<T>()))?)
         } else {
             None
         };
@@ -717,11 +723,12 @@ impl<T: Scalar> CsrVectorGpu<T> {
         }
         if self.wide.is_some() {
             return format!(
-                "wide: a block of {} threads per row, 16-byte loads of columns and values (rule: rows of more than {} entries on average, the longest at most {}x the mean, at least {} rows per SM)",
+                "wide: a block of {} threads per row, 16-byte loads of columns and values (rule: rows of more than {} entries on average, the longest at most {}x the mean, at least {} rows per SM, at most {} columns)",
                 wide::THREADS,
                 wide::MIN_MEAN,
                 wide::MAX_OVER_MEAN,
-                wide::MIN_ROWS_PER_SM
+                wide::MIN_ROWS_PER_SM,
+                wide::MAX_COLS
             );
         }
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
